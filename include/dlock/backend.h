@@ -1,0 +1,75 @@
+// Backend: where locks live. A zk::Session is one; the lock handles (Mutex, ...) take any.
+#ifndef DLOCK_BACKEND_H_
+#define DLOCK_BACKEND_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlock {
+
+namespace detail {
+class Contender;
+class Executor;
+}  // namespace detail
+
+using Clock = std::chrono::steady_clock;
+
+// Options of one lock handle.
+struct LockOptions {
+  // A free-form label recorded, with host, pid and start time, in the lock node's data so that
+  // status tools can say who holds or waits (e.g. "nightly-report"). At most 256 bytes.
+  std::string label{};
+};
+
+// One contender of a lock as another process can see it. Fields a contender did not record
+// (a Curator client writes only its IP address) are empty or zero.
+struct QueueEntry {
+  std::string node{};           // the backend's name for it (a znode name for ZooKeeper)
+  std::uint64_t token = 0;    // the fencing token it holds or will hold
+  std::string host{};           // host name of the process
+  std::int64_t pid = 0;       // process id, 0 if unknown
+  std::int64_t since_ms = 0;  // when it started contending, ms since the Unix epoch; 0 if unknown
+  std::string label{};          // LockOptions::label
+  std::string raw_data{};       // the node's data as stored, for foreign contenders
+};
+
+// The state of one lock path: who holds it and who waits, in the order they will get it.
+struct LockStatus {
+  std::string path{};
+  std::vector<QueueEntry> holders{};  // one for a mutex; empty if free
+  std::vector<QueueEntry> waiters{};
+};
+
+// Thread safety: a Backend is safe for concurrent use from multiple threads.
+class Backend : public std::enable_shared_from_this<Backend> {
+ public:
+  virtual ~Backend();
+
+  // The URL scheme of the backend ("zk", "file", ...).
+  virtual std::string_view scheme() const noexcept = 0;
+
+  // Lists the holder and the queue of the lock at `path`, as of one read of the server.
+  // Throws dlock::Error: invalid_path, unorderable_path, timed_out (deadline), and the
+  // session's errors (session_closed, connection_lost, connect_failed, permission_denied).
+  virtual LockStatus status(std::string_view path, Clock::time_point deadline) = 0;
+  LockStatus status(std::string_view path) { return status(path, Clock::now() + kStatusTimeout); }
+
+  // For the lock handles: one contender for an exclusive lock at `path`. Throws
+  // dlock::Error(invalid_path) for a path the backend cannot name.
+  virtual std::unique_ptr<detail::Contender> make_exclusive_contender(std::string_view path,
+                                                                       const LockOptions&) = 0;
+  // The executor that runs user callbacks for handles of this backend.
+  virtual detail::Executor& executor() noexcept = 0;
+
+ private:
+  static constexpr std::chrono::seconds kStatusTimeout{10};
+};
+
+}  // namespace dlock
+
+#endif  // DLOCK_BACKEND_H_

@@ -1,0 +1,11 @@
+// dlock: distributed locks. Include this for the whole public API.
+#ifndef DLOCK_DLOCK_H_
+#define DLOCK_DLOCK_H_
+
+#include <dlock/backend.h>
+#include <dlock/error.h>
+#include <dlock/lease.h>
+#include <dlock/mutex.h>
+#include <dlock/zk/session.h>
+
+#endif  // DLOCK_DLOCK_H_

@@ -1,0 +1,68 @@
+// Errors of dlock: one std::error_code category for the library's own conditions.
+//
+// Every failure the library reports is a std::error_code. Conditions of dlock itself use
+// dlock::errc in dlock::error_category(); a backend's raw codes (a ZooKeeper return code, say)
+// keep a category of their own and are wrapped in the message of the dlock::errc they map to.
+// The blocking calls throw dlock::Error, a std::system_error carrying that code and a message
+// that names the path, address or child concerned.
+#ifndef DLOCK_ERROR_H_
+#define DLOCK_ERROR_H_
+
+#include <string>
+#include <system_error>
+
+namespace dlock {
+
+enum class errc {
+  // The lock path is not a valid absolute path: empty, no leading '/', a trailing '/', an empty
+  // or "." / ".." component, or a character ZooKeeper refuses.
+  invalid_path = 1,
+  // The lock directory holds a child whose sequence number is negative (the server's counter
+  // passed 2^31) or cannot be parsed. dlock refuses to guess an order that other clients might
+  // not share; the message names the child.
+  unorderable_path,
+  // The handle already holds the lock or is acquiring it. A handle is one contender.
+  already_locked,
+  // unlock(), token() or lost() on a handle that does not hold the lock.
+  not_locked,
+  // The deadline passed before the lock was acquired.
+  timed_out,
+  // The caller's std::stop_token was triggered before the lock was acquired.
+  cancelled,
+  // The session is closed (Session::close() or its destruction), or the call came after it.
+  session_closed,
+  // The server expired the session: every lock held on it is lost.
+  session_expired,
+  // The connection was down so long that the server may already have expired the session; the
+  // library gave that session up and will open a new one for later calls.
+  connection_lost,
+  // No server could be reached within the connect deadline; the message names the addresses.
+  connect_failed,
+  // The server refused the credentials given (digest auth).
+  auth_failed,
+  // The server refused the operation: no permission by the node's ACL.
+  permission_denied,
+  // The backend cannot offer this primitive honestly.
+  not_supported,
+  // An argument is invalid (a malformed connect string, say); the message says which.
+  invalid_argument,
+  // The server answered with an error the library has no meaning for; the message carries it.
+  backend_failure,
+};
+
+const std::error_category& error_category() noexcept;
+std::error_code make_error_code(errc e) noexcept;
+
+// The exception thrown by the blocking calls. what() is "<context>: <message of the code>".
+class Error : public std::system_error {
+ public:
+  Error(std::error_code code, const std::string& context) : std::system_error(code, context) {}
+  Error(errc code, const std::string& context) : Error(make_error_code(code), context) {}
+};
+
+}  // namespace dlock
+
+template <>
+struct std::is_error_code_enum<dlock::errc> : std::true_type {};
+
+#endif  // DLOCK_ERROR_H_

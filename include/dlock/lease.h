@@ -1,0 +1,62 @@
+// A Lease is one held lock: its fencing token, its loss signal, and the right to release it.
+#ifndef DLOCK_LEASE_H_
+#define DLOCK_LEASE_H_
+
+#include <cstdint>
+#include <memory>
+#include <stop_token>
+#include <string>
+
+namespace dlock {
+
+namespace detail {
+class Holding;
+struct LeaseAccess;
+}  // namespace detail
+
+// Returned by the explicit acquire calls of the lock handles. Move-only; destroying or
+// reassigning a non-empty Lease releases the lock.
+//
+// Thread safety: a Lease is not synchronised; use one from one thread at a time, or guard it.
+// lost() may be waited on from any thread.
+class Lease {
+ public:
+  Lease() noexcept;
+  explicit Lease(std::shared_ptr<detail::Holding> holding) noexcept;
+  Lease(Lease&&) noexcept;
+  Lease& operator=(Lease&&) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease();
+
+  // True until release() (or a move from it). Stays true after the lock is lost: a lost lock
+  // still has to be released so the handle can contend again; check lost() for loss.
+  explicit operator bool() const noexcept { return holding_ != nullptr; }
+
+  // The fencing token: strictly greater for every later acquisition of any lock on the same
+  // ZooKeeper ensemble (the czxid of the lock node). Pass it to the resource you guard and
+  // have it refuse tokens lower than the highest it has seen. 0 for an empty Lease.
+  std::uint64_t token() const noexcept;
+
+  // Fires (stop_requested() becomes true) when the lock is lost: the session expired, the lock
+  // node was deleted by someone else, or the connection was down so long that the server may
+  // already have expired the session. Callbacks registered with std::stop_callback run on the
+  // library's executor thread; they must not block for long. An empty Lease returns a token
+  // that never fires.
+  std::stop_token lost() const noexcept;
+
+  // The backend's name for this holding: the full znode path for ZooKeeper.
+  const std::string& node() const noexcept;
+
+  // Gives the lock up. Never blocks on the network and never throws: a delete that cannot be
+  // confirmed is retried in the background until it succeeds or the session ends. Idempotent.
+  void release() noexcept;
+
+ private:
+  friend struct detail::LeaseAccess;
+  std::shared_ptr<detail::Holding> holding_;
+};
+
+}  // namespace dlock
+
+#endif  // DLOCK_LEASE_H_

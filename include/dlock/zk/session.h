@@ -1,0 +1,128 @@
+// dlock::zk::Session: a connection to a ZooKeeper ensemble, and the Backend for locks on it.
+#ifndef DLOCK_ZK_SESSION_H_
+#define DLOCK_ZK_SESSION_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <dlock/backend.h>
+#include <dlock/lease.h>
+
+namespace dlock::zk {
+
+enum class LogLevel { error = 1, warn = 2, info = 3, debug = 4 };
+
+struct Options {
+  // Comma-separated host:port list: "zk1:2181,zk2:2181,zk3:2181".
+  std::string hosts{};
+  // All paths are relative to this node ("/myapp"); empty for the root. The chroot node must
+  // exist.
+  std::string chroot{};
+  // Asked of the server, which clamps it into [minSessionTimeout, maxSessionTimeout]. Locks are
+  // declared lost well before this much silence from the server.
+  std::chrono::milliseconds session_timeout{std::chrono::seconds(10)};
+  // connect() and every later (re)connection must reach a server within this time.
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
+  // Digest credentials ("user:password") added to the session; nodes are then created with
+  // ACLs that give all rights to these identities only (CREATOR_ALL). Empty: open ACLs.
+  std::vector<std::string> digest_auth{};
+  // Receives the ZooKeeper C client's own log lines at `log_level` and above. Empty (the
+  // default): the client is silent. Called on the client's threads; must not block.
+  std::function<void(LogLevel, std::string_view)> log{};
+  LogLevel log_level = LogLevel::warn;
+};
+
+enum class SessionState {
+  connecting,  // no session established yet (or a new one after the last was lost)
+  connected,
+  suspended,   // the connection is down; the session may be alive, held locks are in doubt
+  expired,     // the server expired the session (a new one is being opened)
+  lost,        // down so long the server may have expired it (a new one is being opened)
+  closed,
+};
+
+std::string_view to_string(SessionState s) noexcept;
+
+// One operation of a multi() transaction.
+struct Op {
+  enum class Kind { create, remove, set, check };
+  Kind kind{};
+  std::string path{};
+  std::string data{};  // create, set
+  int version = -1;  // remove, set, check: -1 matches any version
+  bool ephemeral = false;
+
+  static Op create(std::string path, std::string data, bool ephemeral = false);
+  static Op remove(std::string path, int version = -1);
+  static Op set(std::string path, std::string data, int version = -1);
+  static Op check(std::string path, int version = -1);
+};
+
+// The session. connect() returns it already connected. If the server expires the session, or
+// the connection stays down until the server may have expired it, every lock held on it is
+// lost (their lost() fire) and the Session opens a new ZooKeeper session for later calls;
+// leases never move to the new session.
+//
+// Thread safety: safe for concurrent use from multiple threads.
+class Session : public Backend {
+ public:
+  // Connects and waits for the session. Throws dlock::Error: invalid_argument (empty or
+  // malformed hosts, a chroot that is not an absolute path), connect_failed (no server of
+  // `hosts` answered within connect_timeout; the message names them), auth_failed.
+  static std::shared_ptr<Session> connect(Options options);
+  ~Session() override;
+
+  SessionState state() const noexcept;
+  // The current ZooKeeper session id (changes when a new session is opened).
+  std::int64_t session_id() const noexcept;
+  // The session timeout the server granted.
+  std::chrono::milliseconds negotiated_timeout() const noexcept;
+
+  // Calls `listener` (on the library's executor) for every state change. Returns an id for
+  // remove_state_listener.
+  std::uint64_t add_state_listener(std::function<void(SessionState)> listener);
+  void remove_state_listener(std::uint64_t id);
+
+  // Runs `ops` atomically. Throws dlock::Error as connect() and for session errors; returns
+  // the error of the first failing op (a ZooKeeper code in zk::error_category(), e.g. "no
+  // node") without throwing, or an empty code on success.
+  std::error_code multi(const std::vector<Op>& ops,
+                        Clock::time_point deadline = Clock::now() + std::chrono::seconds(10));
+  // A fenced write: multi() with check(lease.node()) first, so nothing lands once the lock is
+  // gone. Returns errc::not_locked if `lease` is empty or was taken on an earlier session, and
+  // the check's "no node" code if the lock node no longer exists.
+  std::error_code guarded_multi(const Lease& lease, const std::vector<Op>& ops,
+                                Clock::time_point deadline = Clock::now() +
+                                                             std::chrono::seconds(10));
+
+  // Closes the session: held locks are released by the server (ephemeral nodes), their lost()
+  // fire, and every later call fails with errc::session_closed. Idempotent.
+  void close() noexcept;
+
+  // Backend
+  std::string_view scheme() const noexcept override { return "zk"; }
+  LockStatus status(std::string_view path, Clock::time_point deadline) override;
+  using Backend::status;
+  std::unique_ptr<detail::Contender> make_exclusive_contender(std::string_view path,
+                                                               const LockOptions&) override;
+  detail::Executor& executor() noexcept override;
+
+  class Impl;
+
+ private:
+  explicit Session(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+// The category of ZooKeeper's own return codes (ZNONODE and the rest).
+const std::error_category& error_category() noexcept;
+
+}  // namespace dlock::zk
+
+#endif  // DLOCK_ZK_SESSION_H_

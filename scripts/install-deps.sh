@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the Debian packages needed to build and test dlock. Only missing
+# packages are installed, so the script is quiet and cheap when run again.
+set -euo pipefail
+
+readonly REQUIRED_PACKAGES=(
+  g++ cmake make pkg-config
+  libzookeeper-mt-dev
+  # The server jar plus a headless JRE: the `zookeeper` package would pull in a
+  # full desktop JRE for the very same jar.
+  libzookeeper-java default-jre-headless
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+  uuid-dev clang-format
+)
+
+missing_packages=()
+for package in "${REQUIRED_PACKAGES[@]}"; do
+  # dpkg -s also succeeds for removed-but-configured packages; check the status.
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+    missing_packages+=("$package")
+  fi
+done
+
+if [[ ${#missing_packages[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+  else
+    echo "install-deps.sh: need root to install: ${missing_packages[*]} (and sudo is not available)" >&2
+    exit 1
+  fi
+fi
+
+for package in "${missing_packages[@]}"; do
+  echo "installing $package"
+done
+"${as_root[@]}" apt-get update -qq >/dev/null
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq --no-install-recommends "${missing_packages[@]}" >/dev/null

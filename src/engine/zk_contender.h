@@ -1,0 +1,41 @@
+// The ZooKeeper engine behind a lock handle: one Acquisition per attempt, on the session's
+// current client.
+#ifndef DLOCK_SRC_ENGINE_ZK_CONTENDER_H_
+#define DLOCK_SRC_ENGINE_ZK_CONTENDER_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "../contender.h"
+#include "acquisition.h"
+#include "policy.h"
+
+namespace dlock::engine {
+
+// Yields the client new work should use (the session's current one), or the error to report
+// (session closed, connect failed).
+using ClientSource = std::function<std::shared_ptr<zk::Client>(std::error_code&)>;
+
+class ZkContender : public detail::Contender {
+ public:
+  // `label` goes into each node's holder data (see holder_data.h).
+  ZkContender(ClientSource clients, std::string dir, std::string label, const Policy& policy);
+  ~ZkContender() override;
+
+  void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
+  void abandon() noexcept override;
+
+ private:
+  const ClientSource clients_;
+  const std::string dir_;
+  const std::string label_;
+  const Policy& policy_;
+  std::mutex mu_;
+  std::weak_ptr<Acquisition> current_;
+};
+
+}  // namespace dlock::engine
+
+#endif  // DLOCK_SRC_ENGINE_ZK_CONTENDER_H_

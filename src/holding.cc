@@ -1,0 +1,18 @@
+#include "contender.h"
+#include "executor.h"
+
+namespace dlock::detail {
+
+void Holding::mark_lost(Executor& executor) {
+  std::call_once(lost_once_, [&] {
+    executor.post([source = lost_]() mutable { source.request_stop(); });
+  });
+}
+
+void Holding::release() noexcept {
+  if (released_.exchange(true)) return;
+  do_release();
+  if (release_hook_) release_hook_();
+}
+
+}  // namespace dlock::detail

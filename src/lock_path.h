@@ -1,0 +1,21 @@
+// Lock names: slash-separated absolute paths, the same rules on every backend.
+#ifndef DLOCK_SRC_LOCK_PATH_H_
+#define DLOCK_SRC_LOCK_PATH_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlock::detail {
+
+// Throws dlock::Error(invalid_path) with the reason if `path` is not a valid lock path:
+// absolute, at most 1024 bytes, no empty, "." or ".." component, no trailing '/', no control
+// character, and not under ZooKeeper's reserved "/zookeeper".
+void check_lock_path(std::string_view path);
+
+// "/a/b/c" -> {"/a", "/a/b", "/a/b/c"}
+std::vector<std::string> path_prefixes(std::string_view path);
+
+}  // namespace dlock::detail
+
+#endif  // DLOCK_SRC_LOCK_PATH_H_

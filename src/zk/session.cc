@@ -1,0 +1,406 @@
+#include <dlock/error.h>
+#include <dlock/zk/session.h>
+
+#include <future>
+#include <map>
+#include <optional>
+
+#include "../contender.h"
+#include "../engine/node_name.h"
+#include "../engine/policy.h"
+#include "../engine/zk_contender.h"
+#include "../engine/zk_holding.h"
+#include "../executor.h"
+#include "../holder_data.h"
+#include "../lock_path.h"
+#include "client.h"
+#include "log_router.h"
+
+namespace dlock::zk {
+
+namespace {
+
+// Locks are declared lost at this fraction of the session timeout after the last message
+// heard from the server: before the server can have expired the session, with a margin for
+// its tick granularity and for clock drift between the two.
+constexpr double kLossFraction = 0.9;
+
+void check_options(const Options& options) {
+  if (options.hosts.empty()) throw Error(errc::invalid_argument, "no ZooKeeper hosts given");
+  if (options.hosts.find('/') != std::string::npos) {
+    throw Error(errc::invalid_argument,
+                "hosts '" + options.hosts + "' contain a '/': give the chroot separately");
+  }
+  if (!options.chroot.empty()) {
+    try {
+      detail::check_lock_path(options.chroot);
+    } catch (const Error& e) {
+      throw Error(errc::invalid_argument, std::string("chroot ") + e.what());
+    }
+  }
+  if (options.session_timeout <= std::chrono::milliseconds::zero() ||
+      options.connect_timeout <= std::chrono::milliseconds::zero()) {
+    throw Error(errc::invalid_argument, "timeouts must be positive");
+  }
+}
+
+// Waits for a result delivered on another thread, until a deadline.
+template <class T>
+class Pending {
+ public:
+  std::function<void(T)> setter() {
+    return [promise = promise_](T value) { promise->set_value(std::move(value)); };
+  }
+  T get(Clock::time_point deadline, const std::string& what) {
+    if (future_.wait_until(deadline) != std::future_status::ready) {
+      throw Error(errc::timed_out, what);
+    }
+    return future_.get();
+  }
+
+ private:
+  std::shared_ptr<std::promise<T>> promise_ = std::make_shared<std::promise<T>>();
+  std::future<T> future_ = promise_->get_future();
+};
+
+void throw_if(std::error_code ec, const std::string& what) {
+  if (!ec) return;
+  const std::error_code mapped = to_dlock_error(ec);
+  throw Error(mapped, mapped == ec ? what : what + ": " + ec.message());
+}
+
+}  // namespace
+
+class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
+ public:
+  explicit Impl(Options options)
+      : options_(std::move(options)),
+        executor_(std::make_shared<detail::Executor>()),
+        log_sink_(log_router::add(options_.log, options_.log_level)) {}
+
+  ~Impl() {
+    close(make_error_code(errc::session_closed));
+    log_router::remove(log_sink_);
+  }
+
+  void close(std::error_code reason) {
+    std::shared_ptr<Client> client;
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) return;
+      closed_ = true;
+      client = std::move(client_);
+      cancel_timers_locked();
+      set_state_locked(SessionState::closed);
+    }
+    if (client) client->close(reason);
+  }
+
+  // The client new work should use: the current one, or a new one if the last died.
+  std::shared_ptr<Client> client_for_work(std::error_code& ec) {
+    std::lock_guard lock(mu_);
+    if (closed_) {
+      ec = errc::session_closed;
+      return nullptr;
+    }
+    if (!client_) open_client_locked();
+    return client_;
+  }
+
+  std::shared_ptr<Client> client_or_throw() {
+    std::error_code ec;
+    auto client = client_for_work(ec);
+    if (!client) throw Error(ec, options_.hosts);
+    return client;
+  }
+
+  void open_client_locked() {
+    const std::uint64_t generation = ++generation_;
+    std::weak_ptr<Impl> weak = weak_from_this();
+    // Connection events arrive on the C client's thread: hand them to the executor, where
+    // closing a client (which joins the C client's threads) is allowed.
+    client_ = Client::open(
+        {.hosts = options_.hosts,
+         .chroot = options_.chroot,
+         .session_timeout = options_.session_timeout,
+         .digest_auth = options_.digest_auth},
+        executor_, [weak, executor = executor_, generation](ConnectionEvent event) {
+          executor->post([weak, generation, event] {
+            if (auto self = weak.lock()) self->on_event(generation, event);
+          });
+        });
+    ever_connected_ = false;
+    set_state_locked(SessionState::connecting);
+    cancel_timers_locked();
+    connect_timer_ = executor_->post_at(Clock::now() + options_.connect_timeout,
+                                        [weak, generation] {
+                                          if (auto self = weak.lock()) {
+                                            self->on_connect_deadline(generation);
+                                          }
+                                        });
+  }
+
+  void on_event(std::uint64_t generation, ConnectionEvent event) {
+    std::unique_lock lock(mu_);
+    if (closed_ || generation != generation_ || !client_) return;
+    switch (event) {
+      case ConnectionEvent::connected:
+        ever_connected_ = true;
+        cancel_timers_locked();
+        set_state_locked(SessionState::connected);
+        break;
+      case ConnectionEvent::disconnected: {
+        set_state_locked(SessionState::suspended);
+        // The C client reports a silent connection after 2/3 of the timeout without a message,
+        // so the last one may be that old; a reset connection is reported at once. Assume the
+        // worst.
+        const auto timeout = client_->negotiated_timeout();
+        const auto last_heard =
+            Clock::now() - std::chrono::duration_cast<Clock::duration>(timeout * 2 / 3);
+        const auto lost_at = last_heard + std::chrono::duration_cast<Clock::duration>(
+                                              timeout * kLossFraction);
+        std::weak_ptr<Impl> weak = weak_from_this();
+        if (loss_timer_) executor_->cancel(*loss_timer_);
+        loss_timer_ = executor_->post_at(lost_at, [weak, generation] {
+          if (auto self = weak.lock()) self->on_loss_deadline(generation);
+        });
+        break;
+      }
+      case ConnectionEvent::expired:
+        retire_locked(make_error_code(errc::session_expired), SessionState::expired);
+        open_client_locked();
+        break;
+      case ConnectionEvent::auth_failed:
+        retire_locked(make_error_code(errc::auth_failed), SessionState::closed);
+        break;
+    }
+  }
+
+  void on_loss_deadline(std::uint64_t generation) {
+    std::lock_guard lock(mu_);
+    if (closed_ || generation != generation_ || !client_ || client_->connected()) return;
+    retire_locked(make_error_code(errc::connection_lost), SessionState::lost);
+    open_client_locked();
+  }
+
+  void on_connect_deadline(std::uint64_t generation) {
+    std::lock_guard lock(mu_);
+    if (closed_ || generation != generation_ || !client_ || ever_connected_) return;
+    // Opened again on the next use, so a server that comes back is found.
+    retire_locked(make_error_code(errc::connect_failed), SessionState::connecting);
+  }
+
+  // Gives the current client up: its waiters and holders learn `reason` now, and the handle is
+  // closed on the executor (closing blocks).
+  void retire_locked(std::error_code reason, SessionState state) {
+    std::shared_ptr<Client> client = std::move(client_);
+    cancel_timers_locked();
+    client->kill(reason);
+    executor_->post([client, reason] { client->close(reason); });
+    set_state_locked(state);
+  }
+
+  void cancel_timers_locked() {
+    if (loss_timer_) executor_->cancel(*loss_timer_);
+    if (connect_timer_) executor_->cancel(*connect_timer_);
+    loss_timer_.reset();
+    connect_timer_.reset();
+  }
+
+  void set_state_locked(SessionState state) {
+    if (state == state_) return;
+    state_ = state;
+    for (const auto& [id, listener] : listeners_) {
+      executor_->post([listener, state] { listener(state); });
+    }
+  }
+
+  // Blocks until the first client connected or failed to.
+  void wait_connected() {
+    std::shared_ptr<Client> client = client_or_throw();
+    Pending<std::error_code> connected;
+    client->when_connected(connected.setter());
+    const std::error_code ec =
+        connected.get(Clock::now() + options_.connect_timeout + std::chrono::seconds(5),
+                      "connecting to " + options_.hosts);
+    if (ec == errc::connect_failed) {
+      throw Error(ec, "no ZooKeeper server answered at " + options_.hosts + " within " +
+                          std::to_string(options_.connect_timeout.count()) + " ms");
+    }
+    throw_if(ec, "connecting to " + options_.hosts);
+  }
+
+  const Options options_;
+  const std::shared_ptr<detail::Executor> executor_;
+  const std::uint64_t log_sink_;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<Client> client_;
+  std::uint64_t generation_ = 0;
+  bool ever_connected_ = false;
+  bool closed_ = false;
+  SessionState state_ = SessionState::connecting;
+  std::optional<detail::Executor::TimerId> loss_timer_;
+  std::optional<detail::Executor::TimerId> connect_timer_;
+  std::map<std::uint64_t, std::function<void(SessionState)>> listeners_;
+  std::uint64_t next_listener_ = 1;
+};
+
+std::string_view to_string(SessionState s) noexcept {
+  switch (s) {
+    case SessionState::connecting:
+      return "connecting";
+    case SessionState::connected:
+      return "connected";
+    case SessionState::suspended:
+      return "suspended";
+    case SessionState::expired:
+      return "expired";
+    case SessionState::lost:
+      return "lost";
+    case SessionState::closed:
+      return "closed";
+  }
+  return "unknown";
+}
+
+Op Op::create(std::string path, std::string data, bool ephemeral) {
+  return {.kind = Kind::create, .path = std::move(path), .data = std::move(data),
+          .ephemeral = ephemeral};
+}
+Op Op::remove(std::string path, int version) {
+  return {.kind = Kind::remove, .path = std::move(path), .version = version};
+}
+Op Op::set(std::string path, std::string data, int version) {
+  return {.kind = Kind::set, .path = std::move(path), .data = std::move(data),
+          .version = version};
+}
+Op Op::check(std::string path, int version) {
+  return {.kind = Kind::check, .path = std::move(path), .version = version};
+}
+
+std::shared_ptr<Session> Session::connect(Options options) {
+  check_options(options);
+  auto impl = std::make_shared<Impl>(std::move(options));
+  {
+    std::lock_guard lock(impl->mu_);
+    impl->open_client_locked();
+  }
+  impl->wait_connected();
+  return std::shared_ptr<Session>(new Session(std::move(impl)));
+}
+
+Session::Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Session::~Session() { impl_->close(make_error_code(errc::session_closed)); }
+
+SessionState Session::state() const noexcept {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->state_;
+}
+
+std::int64_t Session::session_id() const noexcept {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->client_ ? impl_->client_->session_id() : 0;
+}
+
+std::chrono::milliseconds Session::negotiated_timeout() const noexcept {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->client_ ? impl_->client_->negotiated_timeout() : impl_->options_.session_timeout;
+}
+
+std::uint64_t Session::add_state_listener(std::function<void(SessionState)> listener) {
+  std::lock_guard lock(impl_->mu_);
+  const std::uint64_t id = impl_->next_listener_++;
+  impl_->listeners_.emplace(id, std::move(listener));
+  return id;
+}
+
+void Session::remove_state_listener(std::uint64_t id) {
+  std::lock_guard lock(impl_->mu_);
+  impl_->listeners_.erase(id);
+}
+
+std::error_code Session::multi(const std::vector<Op>& ops, Clock::time_point deadline) {
+  auto client = impl_->client_or_throw();
+  Pending<std::error_code> done;
+  client->multi(ops, done.setter());
+  const std::error_code ec = done.get(deadline, "multi on " + impl_->options_.hosts);
+  if (ec == Code::session_expired || ec == Code::closing || ec == Code::auth_failed ||
+      ec.category() == dlock::error_category()) {
+    throw_if(ec, "multi");
+  }
+  return ec;
+}
+
+std::error_code Session::guarded_multi(const Lease& lease, const std::vector<Op>& ops,
+                                       Clock::time_point deadline) {
+  auto holding = std::dynamic_pointer_cast<engine::ZkHolding>(detail::LeaseAccess::holding(lease));
+  std::error_code ec;
+  if (!holding || holding->client() != impl_->client_for_work(ec)) return errc::not_locked;
+  std::vector<Op> fenced;
+  fenced.reserve(ops.size() + 1);
+  fenced.push_back(Op::check(lease.node()));
+  fenced.insert(fenced.end(), ops.begin(), ops.end());
+  return multi(fenced, deadline);
+}
+
+void Session::close() noexcept { impl_->close(make_error_code(errc::session_closed)); }
+
+LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
+  detail::check_lock_path(path);
+  auto client = impl_->client_or_throw();
+  const std::string dir(path);
+  using Listing = std::pair<std::error_code, std::vector<std::string>>;
+  Pending<Listing> listing;
+  client->get_children(dir, [set = listing.setter()](std::error_code ec,
+                                                     std::vector<std::string> children,
+                                                     const Stat&) {
+    set({ec, std::move(children)});
+  });
+  auto [ec, children] = listing.get(deadline, "listing " + dir);
+  LockStatus status{.path = dir};
+  if (ec == Code::no_node) return status;
+  throw_if(ec, "listing " + dir);
+  std::string offender;
+  if (engine::sort_children(children, engine::exclusive_policy().markers, &offender)) {
+    throw Error(errc::unorderable_path, dir + "/" + offender);
+  }
+  // One pipelined read per contender; a contender that left meanwhile is skipped.
+  std::vector<Pending<std::optional<QueueEntry>>> reads(children.size());
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    client->get_data(dir + "/" + children[i], nullptr,
+                     [set = reads[i].setter(), name = children[i]](
+                         std::error_code ec, std::string data, const Stat& stat) {
+                       if (ec) return set(std::nullopt);
+                       QueueEntry entry{.node = name,
+                                        .token = static_cast<std::uint64_t>(stat.czxid)};
+                       detail::decode_holder_data(data, entry);
+                       set(std::move(entry));
+                     });
+  }
+  for (auto& read : reads) {
+    std::optional<QueueEntry> entry = read.get(deadline, "reading the contenders of " + dir);
+    if (!entry) continue;
+    (status.holders.empty() ? status.holders : status.waiters).push_back(std::move(*entry));
+  }
+  return status;
+}
+
+std::unique_ptr<detail::Contender> Session::make_exclusive_contender(std::string_view path,
+                                                                      const LockOptions& options) {
+  detail::check_lock_path(path);
+  if (options.label.size() > 256) throw Error(errc::invalid_argument, "label over 256 bytes");
+  std::weak_ptr<Impl> weak = impl_;
+  return std::make_unique<engine::ZkContender>(
+      [weak](std::error_code& ec) -> std::shared_ptr<Client> {
+        if (auto impl = weak.lock()) return impl->client_for_work(ec);
+        ec = errc::session_closed;
+        return nullptr;
+      },
+      std::string(path), options.label, engine::exclusive_policy());
+}
+
+detail::Executor& Session::executor() noexcept { return *impl_->executor_; }
+
+}  // namespace dlock::zk
