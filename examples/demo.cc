@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
   }
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return 1;
-  std::cout << args.workers << " processes contend for " << args.path << " on " << args.zk
-            << ", " << args.rounds << " turns each.\n";
+  std::cout << args.workers << " processes contend for " << args.path << " on " << args.zk << ", "
+            << args.rounds << " turns each.\n";
   // Fork before any session exists in this process: each worker is a process of its own.
   std::vector<pid_t> children;
   for (int w = 1; w <= args.workers; ++w) {

@@ -64,9 +64,7 @@ struct Outcome {
   static Outcome failure(std::error_code error, std::string detail = {}) {
     return {error, std::move(detail), nullptr};
   }
-  static Outcome success(std::shared_ptr<Holding> holding) {
-    return {{}, {}, std::move(holding)};
-  }
+  static Outcome success(std::shared_ptr<Holding> holding) { return {{}, {}, std::move(holding)}; }
 };
 
 // For backends that need their own Holding behind a user's Lease (fenced writes).

@@ -4,9 +4,8 @@
 namespace dlock::detail {
 
 void Holding::mark_lost(Executor& executor) {
-  std::call_once(lost_once_, [&] {
-    executor.post([source = lost_]() mutable { source.request_stop(); });
-  });
+  std::call_once(lost_once_,
+                 [&] { executor.post([source = lost_]() mutable { source.request_stop(); }); });
 }
 
 void Holding::release() noexcept {

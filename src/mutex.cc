@@ -1,7 +1,7 @@
+#include <future>
+
 #include <dlock/error.h>
 #include <dlock/mutex.h>
-
-#include <future>
 
 #include "contender.h"
 #include "executor.h"
@@ -27,19 +27,19 @@ struct Mutex::State : std::enable_shared_from_this<Mutex::State> {
       busy = true;
     }
     std::weak_ptr<State> weak = weak_from_this();
-    contender->acquire(deadline, std::move(stop), [weak, done = std::move(done)](
-                                                      detail::Outcome outcome) {
-      if (auto self = weak.lock()) {
-        if (outcome.error) {
-          self->set_idle();
-        } else {
-          outcome.holding->set_release_hook([weak] {
-            if (auto s = weak.lock()) s->set_idle();
-          });
-        }
-      }
-      done(std::move(outcome));
-    });
+    contender->acquire(deadline, std::move(stop),
+                       [weak, done = std::move(done)](detail::Outcome outcome) {
+                         if (auto self = weak.lock()) {
+                           if (outcome.error) {
+                             self->set_idle();
+                           } else {
+                             outcome.holding->set_release_hook([weak] {
+                               if (auto s = weak.lock()) s->set_idle();
+                             });
+                           }
+                         }
+                         done(std::move(outcome));
+                       });
   }
 
   // Blocks for the outcome of an attempt. Returns the Lease, timed_out as an error code, and
@@ -125,8 +125,7 @@ Lease Mutex::acquire(Clock::time_point deadline, std::stop_token stop) {
   return std::move(lease);
 }
 
-void Mutex::async_acquire(AcquireCallback done, Clock::time_point deadline,
-                          std::stop_token stop) {
+void Mutex::async_acquire(AcquireCallback done, Clock::time_point deadline, std::stop_token stop) {
   state_->start(deadline, std::move(stop),
                 [backend = state_->backend, done = std::move(done)](detail::Outcome outcome) {
                   backend->executor().post([done, outcome = std::move(outcome)]() mutable {

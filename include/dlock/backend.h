@@ -29,13 +29,13 @@ struct LockOptions {
 // One contender of a lock as another process can see it. Fields a contender did not record
 // (a Curator client writes only its IP address) are empty or zero.
 struct QueueEntry {
-  std::string node{};           // the backend's name for it (a znode name for ZooKeeper)
+  std::string node{};         // the backend's name for it (a znode name for ZooKeeper)
   std::uint64_t token = 0;    // the fencing token it holds or will hold
-  std::string host{};           // host name of the process
+  std::string host{};         // host name of the process
   std::int64_t pid = 0;       // process id, 0 if unknown
   std::int64_t since_ms = 0;  // when it started contending, ms since the Unix epoch; 0 if unknown
-  std::string label{};          // LockOptions::label
-  std::string raw_data{};       // the node's data as stored, for foreign contenders
+  std::string label{};        // LockOptions::label
+  std::string raw_data{};     // the node's data as stored, for foreign contenders
 };
 
 // The state of one lock path: who holds it and who waits, in the order they will get it.
@@ -62,7 +62,7 @@ class Backend : public std::enable_shared_from_this<Backend> {
   // For the lock handles: one contender for an exclusive lock at `path`. Throws
   // dlock::Error(invalid_path) for a path the backend cannot name.
   virtual std::unique_ptr<detail::Contender> make_exclusive_contender(std::string_view path,
-                                                                       const LockOptions&) = 0;
+                                                                      const LockOptions&) = 0;
   // The executor that runs user callbacks for handles of this backend.
   virtual detail::Executor& executor() noexcept = 0;
 

@@ -80,8 +80,7 @@ class Mutex {
   // The explicit surface. Acquires and returns the Lease instead of keeping it in the Mutex;
   // the Mutex counts as locked until the Lease is released. Throws dlock::Error as lock(),
   // plus timed_out when `deadline` passes and cancelled when `stop` fires.
-  Lease acquire(Clock::time_point deadline = Clock::time_point::max(),
-                std::stop_token stop = {});
+  Lease acquire(Clock::time_point deadline = Clock::time_point::max(), std::stop_token stop = {});
 
   // Starts an acquisition and returns at once. `done` runs exactly once on the backend's
   // executor thread with either an empty error and the Lease, or an error (the codes of

@@ -13,8 +13,7 @@ namespace dlock::engine {
 std::shared_ptr<Acquisition> Acquisition::start(LockSite site, Clock::time_point deadline,
                                                 std::stop_token stop,
                                                 detail::Contender::Done done) {
-  std::shared_ptr<Acquisition> self(
-      new Acquisition(std::move(site), deadline, std::move(done)));
+  std::shared_ptr<Acquisition> self(new Acquisition(std::move(site), deadline, std::move(done)));
   std::weak_ptr<Acquisition> weak = self;
   self->observer_ = self->site_.client->add_observer([weak](std::error_code reason) {
     if (auto s = weak.lock()) s->fail(reason);
@@ -33,22 +32,21 @@ std::shared_ptr<Acquisition> Acquisition::start(LockSite site, Clock::time_point
   return self;
 }
 
-Acquisition::Acquisition(LockSite site, Clock::time_point deadline,
-                         detail::Contender::Done done)
+Acquisition::Acquisition(LockSite site, Clock::time_point deadline, detail::Contender::Done done)
     : site_(std::move(site)),
       deadline_(deadline),
       try_once_(deadline <= Clock::now()),
       done_(std::move(done)) {}
 
 void Acquisition::when_connected(std::function<void()> step) {
-  site_.client->when_connected([self = shared_from_this(), step = std::move(step)](
-                                   std::error_code dead) {
-    if (dead) {
-      self->fail(dead);
-    } else {
-      step();
-    }
-  });
+  site_.client->when_connected(
+      [self = shared_from_this(), step = std::move(step)](std::error_code dead) {
+        if (dead) {
+          self->fail(dead);
+        } else {
+          step();
+        }
+      });
 }
 
 void Acquisition::begin() {
@@ -160,8 +158,8 @@ void Acquisition::create_parents(unsigned round) {
                                                      const zk::Stat&) {
           if (ec && ec != zk::Code::node_exists && !*outcome) {
             // A missing first component means the chroot itself does not exist.
-            *outcome = first && ec == zk::Code::no_node ? make_error_code(errc::invalid_argument)
-                                                         : ec;
+            *outcome =
+                first && ec == zk::Code::no_node ? make_error_code(errc::invalid_argument) : ec;
           }
           if (!last) return;
           if (!*outcome || *outcome == zk::Code::no_node) return self->create();
@@ -176,8 +174,7 @@ void Acquisition::create_parents(unsigned round) {
   }
 }
 
-void Acquisition::on_listed(unsigned round, std::error_code ec,
-                            std::vector<std::string> children) {
+void Acquisition::on_listed(unsigned round, std::error_code ec, std::vector<std::string> children) {
   std::unique_lock lock(mu_);
   // Listings of a round whose create failed (no parent, lost reply) are not ours to judge.
   if (round != round_ || phase_ != Phase::listing) return;
@@ -271,9 +268,9 @@ void Acquisition::recover(unsigned round, std::string prefix) {
     self->site_.client->sync(self->site_.dir, [self, round, prefix](std::error_code ec) {
       if (zk::is_connection_error(ec)) return self->recover(round, prefix);
       self->site_.client->get_children(
-          self->site_.dir, [self, round, prefix](std::error_code ec,
-                                                  std::vector<std::string> children,
-                                                  const zk::Stat&) {
+          self->site_.dir,
+          [self, round, prefix](std::error_code ec, std::vector<std::string> children,
+                                const zk::Stat&) {
             if (zk::is_connection_error(ec)) return self->recover(round, prefix);
             if (ec && ec != zk::Code::no_node) return self->fail(ec, "listing " + self->site_.dir);
             self->on_recovery_listing(round, prefix, std::move(children));
@@ -284,9 +281,8 @@ void Acquisition::recover(unsigned round, std::string prefix) {
 
 void Acquisition::on_recovery_listing(unsigned round, const std::string& prefix,
                                       std::vector<std::string> children) {
-  const auto found = std::find_if(children.begin(), children.end(), [&](const std::string& c) {
-    return c.starts_with(prefix);
-  });
+  const auto found = std::find_if(children.begin(), children.end(),
+                                  [&](const std::string& c) { return c.starts_with(prefix); });
   if (found == children.end()) {
     // The create never reached the server: try again with a fresh uuid.
     return create();
@@ -295,8 +291,8 @@ void Acquisition::on_recovery_listing(unsigned round, const std::string& prefix,
   auto self = shared_from_this();
   site_.client->get_data(
       child_path(name), nullptr,
-      [self, round, prefix, name, children = std::move(children)](
-          std::error_code ec, std::string, const zk::Stat& stat) mutable {
+      [self, round, prefix, name, children = std::move(children)](std::error_code ec, std::string,
+                                                                  const zk::Stat& stat) mutable {
         if (zk::is_connection_error(ec)) return self->recover(round, prefix);
         if (ec == zk::Code::no_node) return self->create();
         if (ec) return self->fail(ec, "reading " + self->child_path(name));

@@ -77,10 +77,10 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   std::mutex mu_;
   detail::Contender::Done done_;
   Phase phase_ = Phase::connecting;
-  unsigned round_ = 0;       // bumped by every create; replies of older rounds are stale
-  std::string prefix_;       // protection prefix of the current create
-  std::string node_;         // our node's name, once the server confirmed it
-  std::uint64_t token_ = 0;  // czxid of our node
+  unsigned round_ = 0;              // bumped by every create; replies of older rounds are stale
+  std::string prefix_;              // protection prefix of the current create
+  std::string node_;                // our node's name, once the server confirmed it
+  std::uint64_t token_ = 0;         // czxid of our node
   std::vector<std::string> lower_;  // nodes sorting before ours, not yet seen gone; back() watched
   std::optional<detail::Executor::TimerId> timer_;
   zk::Client::ObserverId observer_ = 0;

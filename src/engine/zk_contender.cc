@@ -19,9 +19,11 @@ void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done
   std::error_code ec;
   std::shared_ptr<zk::Client> client = clients_(ec);
   if (!client) return done(detail::Outcome::failure(ec));
-  auto attempt = Acquisition::start(
-      {.client = std::move(client), .dir = dir_, .data = detail::encode_holder_data(label_), .policy = &policy_},
-      deadline, std::move(stop), std::move(done));
+  auto attempt = Acquisition::start({.client = std::move(client),
+                                     .dir = dir_,
+                                     .data = detail::encode_holder_data(label_),
+                                     .policy = &policy_},
+                                    deadline, std::move(stop), std::move(done));
   std::lock_guard lock(mu_);
   current_ = attempt;
 }

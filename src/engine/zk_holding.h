@@ -2,7 +2,10 @@
 #ifndef DLOCK_SRC_ENGINE_ZK_HOLDING_H_
 #define DLOCK_SRC_ENGINE_ZK_HOLDING_H_
 
+#include <chrono>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "../contender.h"
@@ -11,13 +14,17 @@
 
 namespace dlock::engine {
 
-class ZkHolding : public detail::Holding,
-                  public std::enable_shared_from_this<ZkHolding> {
+class ZkHolding : public detail::Holding, public std::enable_shared_from_this<ZkHolding> {
  public:
+  // The watch on our own node only catches someone else deleting it (session loss is seen
+  // through the session), so it is set this long after acquisition: the many short holds of
+  // a busy queue then neither pay for it nor have their own delete fire it.
+  static constexpr std::chrono::milliseconds kOwnWatchDelay{10};
+
   ZkHolding(std::shared_ptr<zk::Client> client, std::string node, std::uint64_t token);
   ~ZkHolding() override;
 
-  // Starts watching for loss: the session dying, or our node deleted by someone else.
+  // Starts watching for loss: the session dying now, our node's deletion from kOwnWatchDelay.
   void watch();
 
   // The session the lock was taken on (for fenced writes).
@@ -31,6 +38,11 @@ class ZkHolding : public detail::Holding,
 
   const std::shared_ptr<zk::Client> client_;
   zk::Client::ObserverId observer_ = 0;
+
+  std::mutex mu_;  // the watch is (re)armed from the executor and the C client's thread
+  std::optional<detail::Executor::TimerId> watch_timer_;
+  std::uint64_t watch_id_ = 0;
+  bool watch_confirmed_ = false;  // the server acknowledged the watch; it can be removed
 };
 
 }  // namespace dlock::engine

@@ -71,8 +71,8 @@ std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Exec
   const std::string connect = client->config_.hosts + client->config_.chroot;
   const int timeout_ms = static_cast<int>(client->config_.session_timeout.count());
   errno = 0;
-  client->handle_ = zookeeper_init2(connect.c_str(), &Client::on_session_event, timeout_ms,
-                                    nullptr, client.get(), 0, &log_router::forward);
+  client->handle_ = zookeeper_init2(connect.c_str(), &Client::on_session_event, timeout_ms, nullptr,
+                                    client.get(), 0, &log_router::forward);
   if (client->handle_ == nullptr) {
     const int err = errno;
     client->closed_ = true;
@@ -80,8 +80,8 @@ std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Exec
                                             "': " + (err ? std::strerror(err) : "refused"));
   }
   for (const std::string& credential : client->config_.digest_auth) {
-    zoo_add_auth(client->handle_, "digest", credential.data(),
-                 static_cast<int>(credential.size()), nullptr, nullptr);
+    zoo_add_auth(client->handle_, "digest", credential.data(), static_cast<int>(credential.size()),
+                 nullptr, nullptr);
   }
   return client;
 }
@@ -210,10 +210,12 @@ void Client::create(const std::string& path, std::string_view data, CreateMode m
   auto* cb = leak(std::move(done));
   const ACL_vector* acl = config_.digest_auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
   const int rc = zoo_acreate2(
-      closed_ ? nullptr : handle_, path.c_str(), data.data(), static_cast<int>(data.size()), acl, to_flags(mode),
+      closed_ ? nullptr : handle_, path.c_str(), data.data(), static_cast<int>(data.size()), acl,
+      to_flags(mode),
       [](int rc, const char* created, const ::Stat* stat, const void* d) {
         auto fn = reclaim<CreateCompletion>(d);
-        (*fn)(from_rc(rc), rc == ZOK && created ? created : "", to_stat(rc == ZOK ? stat : nullptr));
+        (*fn)(from_rc(rc), rc == ZOK && created ? created : "",
+              to_stat(rc == ZOK ? stat : nullptr));
       },
       cb);
   if (rc != ZOK) fail_later(*reclaim<CreateCompletion>(cb), rc, std::string(), Stat{});
@@ -228,7 +230,7 @@ void Client::remove(const std::string& path, int version, Completion done) {
   if (rc != ZOK) fail_later(*reclaim<Completion>(cb), rc);
 }
 
-void Client::get_data(const std::string& path, WatchFn watch, DataCompletion done) {
+std::uint64_t Client::get_data(const std::string& path, WatchFn watch, DataCompletion done) {
   std::shared_lock lock(handle_mu_);
   struct Request {
     Client* client;
@@ -246,14 +248,17 @@ void Client::get_data(const std::string& path, WatchFn watch, DataCompletion don
     std::string data = rc == ZOK && value != nullptr && len > 0 ? std::string(value, len) : "";
     r->done(from_rc(rc), std::move(data), to_stat(rc == ZOK ? stat : nullptr));
   };
-  const int rc = watch_id != 0 ? zoo_awget(closed_ ? nullptr : handle_, path.c_str(), &Client::on_node_event, this,
-                                           completion, request)
-                               : zoo_aget(closed_ ? nullptr : handle_, path.c_str(), 0, completion, request);
+  const int rc = watch_id != 0
+                     ? zoo_awget(closed_ ? nullptr : handle_, path.c_str(), &Client::on_node_event,
+                                 this, completion, request)
+                     : zoo_aget(closed_ ? nullptr : handle_, path.c_str(), 0, completion, request);
   if (rc != ZOK) {
     std::unique_ptr<Request> r(request);
     if (watch_id != 0) drop_watch(path, watch_id);
     fail_later(std::move(r->done), rc, std::string(), Stat{});
+    return 0;
   }
+  return watch_id;
 }
 
 void Client::get_children(const std::string& path, ChildrenCompletion done) {
@@ -316,7 +321,8 @@ void Client::multi(const std::vector<Op>& ops, Completion done) {
     }
   }
   const int rc = zoo_amulti(
-      closed_ ? nullptr : handle_, static_cast<int>(ops.size()), request->c_ops.data(), request->results.data(),
+      closed_ ? nullptr : handle_, static_cast<int>(ops.size()), request->c_ops.data(),
+      request->results.data(),
       [](int rc, const void* d) {
         std::unique_ptr<MultiRequest> r = reclaim<MultiRequest>(d);
         // After a failed multi, ops before the failing one report ZOK although nothing was
@@ -369,6 +375,25 @@ Client::ObserverId Client::add_observer(Completion fn) {
 void Client::remove_observer(ObserverId id) {
   std::lock_guard lock(mu_);
   observers_.erase(id);
+}
+
+void Client::remove_watch(const std::string& path, std::uint64_t id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = watches_.find(path);
+    if (it == watches_.end() || it->second.erase(id) == 0) return;  // fired or never set
+    if (!it->second.empty()) return;  // another watcher of ours still needs the server's watch
+    watches_.erase(it);
+  }
+  std::shared_lock lock(handle_mu_);
+  if (closed_) return;
+  // Removing one watcher only checks the server's watch (op checkWatches) and forgets it
+  // locally; only "remove all" makes the server drop it. We were the last watcher on the path.
+  // The C client takes the completion through this pointer type but uses the value it holds
+  // as the function (its own synchronous wrapper passes a marker the same way).
+  void_completion_t ignore = [](int, const void*) {};
+  zoo_aremove_all_watches(handle_, path.c_str(), ZWATCHTYPE_DATA, 0,
+                          reinterpret_cast<void_completion_t*>(ignore), nullptr);
 }
 
 void Client::remove_in_background(const std::string& path) {

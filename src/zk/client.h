@@ -90,8 +90,9 @@ class Client : public std::enable_shared_from_this<Client> {
               CreateCompletion done);
   void remove(const std::string& path, int version, Completion done);
   // With `watch`, leaves a data watch that fires once when the node changes or is deleted
-  // (also when the call itself fails with no_node: ZooKeeper sets no watch then).
-  void get_data(const std::string& path, WatchFn watch, DataCompletion done);
+  // (none when the call fails, e.g. with no_node). Returns the watch's id for remove_watch(),
+  // 0 without `watch`.
+  std::uint64_t get_data(const std::string& path, WatchFn watch, DataCompletion done);
   void get_children(const std::string& path, ChildrenCompletion done);
   void sync(const std::string& path, Completion done);
   void multi(const std::vector<Op>& ops, Completion done);
@@ -106,6 +107,11 @@ class Client : public std::enable_shared_from_this<Client> {
 
   // Deletes `path` until the delete is confirmed or the session is gone; no callback.
   void remove_in_background(const std::string& path);
+
+  // Forgets the data watch `id` on `path`. The server keeps one watch per path and session,
+  // shared by every watcher of this client on that path; when the last one goes, the server's
+  // is removed too (without waiting), so deleting the node then fires no notification to us.
+  void remove_watch(const std::string& path, std::uint64_t id);
 
  private:
   Client(Config config, std::shared_ptr<detail::Executor> executor, EventListener listener);

@@ -36,8 +36,7 @@ const std::error_category& error_category() noexcept {
 }
 
 bool is_connection_error(std::error_code ec) noexcept {
-  return ec == Code::connection_loss || ec == Code::operation_timeout ||
-         ec == Code::session_moved;
+  return ec == Code::connection_loss || ec == Code::operation_timeout || ec == Code::session_moved;
 }
 
 std::error_code to_dlock_error(std::error_code ec) noexcept {

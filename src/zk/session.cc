@@ -1,9 +1,9 @@
-#include <dlock/error.h>
-#include <dlock/zk/session.h>
-
 #include <future>
 #include <map>
 #include <optional>
+
+#include <dlock/error.h>
+#include <dlock/zk/session.h>
 
 #include "../contender.h"
 #include "../engine/node_name.h"
@@ -119,25 +119,25 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     std::weak_ptr<Impl> weak = weak_from_this();
     // Connection events arrive on the C client's thread: hand them to the executor, where
     // closing a client (which joins the C client's threads) is allowed.
-    client_ = Client::open(
-        {.hosts = options_.hosts,
-         .chroot = options_.chroot,
-         .session_timeout = options_.session_timeout,
-         .digest_auth = options_.digest_auth},
-        executor_, [weak, executor = executor_, generation](ConnectionEvent event) {
-          executor->post([weak, generation, event] {
-            if (auto self = weak.lock()) self->on_event(generation, event);
-          });
-        });
+    client_ =
+        Client::open({.hosts = options_.hosts,
+                      .chroot = options_.chroot,
+                      .session_timeout = options_.session_timeout,
+                      .digest_auth = options_.digest_auth},
+                     executor_, [weak, executor = executor_, generation](ConnectionEvent event) {
+                       executor->post([weak, generation, event] {
+                         if (auto self = weak.lock()) self->on_event(generation, event);
+                       });
+                     });
     ever_connected_ = false;
     set_state_locked(SessionState::connecting);
     cancel_timers_locked();
-    connect_timer_ = executor_->post_at(Clock::now() + options_.connect_timeout,
-                                        [weak, generation] {
-                                          if (auto self = weak.lock()) {
-                                            self->on_connect_deadline(generation);
-                                          }
-                                        });
+    connect_timer_ =
+        executor_->post_at(Clock::now() + options_.connect_timeout, [weak, generation] {
+          if (auto self = weak.lock()) {
+            self->on_connect_deadline(generation);
+          }
+        });
   }
 
   void on_event(std::uint64_t generation, ConnectionEvent event) {
@@ -157,8 +157,8 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
         const auto timeout = client_->negotiated_timeout();
         const auto last_heard =
             Clock::now() - std::chrono::duration_cast<Clock::duration>(timeout * 2 / 3);
-        const auto lost_at = last_heard + std::chrono::duration_cast<Clock::duration>(
-                                              timeout * kLossFraction);
+        const auto lost_at =
+            last_heard + std::chrono::duration_cast<Clock::duration>(timeout * kLossFraction);
         std::weak_ptr<Impl> weak = weak_from_this();
         if (loss_timer_) executor_->cancel(*loss_timer_);
         loss_timer_ = executor_->post_at(lost_at, [weak, generation] {
@@ -265,15 +265,16 @@ std::string_view to_string(SessionState s) noexcept {
 }
 
 Op Op::create(std::string path, std::string data, bool ephemeral) {
-  return {.kind = Kind::create, .path = std::move(path), .data = std::move(data),
+  return {.kind = Kind::create,
+          .path = std::move(path),
+          .data = std::move(data),
           .ephemeral = ephemeral};
 }
 Op Op::remove(std::string path, int version) {
   return {.kind = Kind::remove, .path = std::move(path), .version = version};
 }
 Op Op::set(std::string path, std::string data, int version) {
-  return {.kind = Kind::set, .path = std::move(path), .data = std::move(data),
-          .version = version};
+  return {.kind = Kind::set, .path = std::move(path), .data = std::move(data), .version = version};
 }
 Op Op::check(std::string path, int version) {
   return {.kind = Kind::check, .path = std::move(path), .version = version};
@@ -353,11 +354,11 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
   const std::string dir(path);
   using Listing = std::pair<std::error_code, std::vector<std::string>>;
   Pending<Listing> listing;
-  client->get_children(dir, [set = listing.setter()](std::error_code ec,
-                                                     std::vector<std::string> children,
-                                                     const Stat&) {
-    set({ec, std::move(children)});
-  });
+  client->get_children(
+      dir,
+      [set = listing.setter()](std::error_code ec, std::vector<std::string> children, const Stat&) {
+        set({ec, std::move(children)});
+      });
   auto [ec, children] = listing.get(deadline, "listing " + dir);
   LockStatus status{.path = dir};
   if (ec == Code::no_node) return status;
@@ -388,7 +389,7 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
 }
 
 std::unique_ptr<detail::Contender> Session::make_exclusive_contender(std::string_view path,
-                                                                      const LockOptions& options) {
+                                                                     const LockOptions& options) {
   detail::check_lock_path(path);
   if (options.label.size() > 256) throw Error(errc::invalid_argument, "label over 256 bytes");
   std::weak_ptr<Impl> weak = impl_;

@@ -41,9 +41,9 @@ struct Options {
 enum class SessionState {
   connecting,  // no session established yet (or a new one after the last was lost)
   connected,
-  suspended,   // the connection is down; the session may be alive, held locks are in doubt
-  expired,     // the server expired the session (a new one is being opened)
-  lost,        // down so long the server may have expired it (a new one is being opened)
+  suspended,  // the connection is down; the session may be alive, held locks are in doubt
+  expired,    // the server expired the session (a new one is being opened)
+  lost,       // down so long the server may have expired it (a new one is being opened)
   closed,
 };
 
@@ -55,7 +55,7 @@ struct Op {
   Kind kind{};
   std::string path{};
   std::string data{};  // create, set
-  int version = -1;  // remove, set, check: -1 matches any version
+  int version = -1;    // remove, set, check: -1 matches any version
   bool ephemeral = false;
 
   static Op create(std::string path, std::string data, bool ephemeral = false);
@@ -110,7 +110,7 @@ class Session : public Backend {
   LockStatus status(std::string_view path, Clock::time_point deadline) override;
   using Backend::status;
   std::unique_ptr<detail::Contender> make_exclusive_contender(std::string_view path,
-                                                               const LockOptions&) override;
+                                                              const LockOptions&) override;
   detail::Executor& executor() noexcept override;
 
   class Impl;

@@ -1,0 +1,488 @@
+// dlock::Mutex against a real ZooKeeper: protocol, ordering, the standard surface, bad input.
+// Pitfall numbers refer to shared/research/zk-lock-anchors.md §5.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <latch>
+#include <mutex>
+#include <regex>
+
+#include "zk_fixture.h"
+
+extern char** environ;
+
+namespace dlock::test {
+namespace {
+
+using MutexTest = ZkTest;
+
+TEST_F(MutexTest, UncontendedLockCreatesOneCuratorNamedNodeWhoseCzxidIsTheToken) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/orders");
+  mutex.lock();
+  const auto nodes = contenders("/locks/orders");
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_TRUE(std::regex_match(
+      nodes[0], std::regex("_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
+                           "[0-9a-f]{12}-lock-[0-9]{10}")))
+      << nodes[0];
+  EXPECT_EQ(mutex.token(), static_cast<std::uint64_t>(raw().czxid("/locks/orders/" + nodes[0])));
+  EXPECT_EQ(raw().ephemeral_owner("/locks/orders/" + nodes[0]), session->session_id());
+  mutex.unlock();
+  EXPECT_FALSE(mutex.owns_lock());
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/orders").empty(); }));
+}
+
+// Parents are containers: the server removes them once empty (checkIntervalMs=500 here).
+TEST_F(MutexTest, MissingParentsAreCreatedAndReapedWhenEmpty) {
+  auto session = connect();
+  Mutex mutex(session, "/deep/er/lock");
+  mutex.lock();
+  EXPECT_EQ(contenders("/deep/er/lock").size(), 1u);
+  mutex.unlock();
+  EXPECT_TRUE(eventually([&] { return !raw().exists("/deep"); }));
+}
+
+TEST_F(MutexTest, TokensGrowAcrossHoldersAndAcrossLocks) {
+  auto session = connect();
+  Mutex a(session, "/locks/a");
+  Mutex b(session, "/locks/b");
+  std::uint64_t last = 0;
+  for (int i = 0; i < 5; ++i) {
+    for (Mutex* m : {&a, &b}) {
+      std::lock_guard guard(*m);
+      EXPECT_GT(m->token(), last);
+      last = m->token();
+    }
+  }
+}
+
+// A failed try-lock costs one read and no write (§6 point 3): no node is created.
+TEST_F(MutexTest, TryLockOnABusyLockCreatesNoNode) {
+  auto holder_session = connect();
+  auto other_session = connect();
+  Mutex holder(holder_session, "/locks/x");
+  Mutex other(other_session, "/locks/x");
+  holder.lock();
+  const int before = cversion("/locks/x");
+  EXPECT_FALSE(other.try_lock());
+  EXPECT_EQ(cversion("/locks/x"), before);
+  EXPECT_FALSE(other.owns_lock());
+  holder.unlock();
+  EXPECT_TRUE(eventually([&] { return other.try_lock(); }));
+  EXPECT_TRUE(other.owns_lock());
+}
+
+// Pitfall 4: two handles on one session are two contenders.
+TEST_F(MutexTest, TwoHandlesOnOneSessionExcludeEachOther) {
+  auto session = connect();
+  Mutex first(session, "/locks/x");
+  Mutex second(session, "/locks/x");
+  first.lock();
+  EXPECT_FALSE(second.try_lock());
+  EXPECT_FALSE(second.try_lock_for(200ms));
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").size() == 1; }));
+  first.unlock();
+  EXPECT_TRUE(second.try_lock_for(10s));
+}
+
+// Pitfall 14: a handle is one contender, not re-entrant, whatever thread asks.
+TEST_F(MutexTest, LockingTwiceThroughOneHandleFailsAtOnce) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/x");
+  mutex.lock();
+  for (auto attempt : std::vector<std::function<void()>>{
+           [&] { mutex.lock(); }, [&] { (void)mutex.try_lock(); }, [&] { (void)mutex.acquire(); },
+           [&] { (void)mutex.try_lock_for(1s); }}) {
+    try {
+      attempt();
+      ADD_FAILURE() << "second lock through one handle succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::already_locked);
+      EXPECT_EQ(e.code(), std::errc::resource_deadlock_would_occur);
+    }
+  }
+  EXPECT_EQ(contenders("/locks/x").size(), 1u);
+  std::thread([&] { mutex.unlock(); }).join();  // any thread may unlock
+  EXPECT_TRUE(mutex.try_lock());
+}
+
+TEST_F(MutexTest, TokenAndLostRequireTheLock) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/x");
+  EXPECT_THROW((void)mutex.token(), Error);
+  EXPECT_THROW((void)mutex.lost(), Error);
+  mutex.unlock();  // not held: nothing happens
+}
+
+TEST_F(MutexTest, WorksWithTheStandardLockTypes) {
+  auto session = connect();
+  Mutex a(session, "/locks/a");
+  Mutex b(session, "/locks/b");
+  {
+    std::lock_guard guard(a);
+    EXPECT_TRUE(a.owns_lock());
+  }
+  EXPECT_FALSE(a.owns_lock());
+  {
+    std::unique_lock guard(a, 5s);
+    EXPECT_TRUE(guard.owns_lock());
+  }
+  {
+    std::scoped_lock both(a, b);
+    EXPECT_TRUE(a.owns_lock() && b.owns_lock());
+  }
+  {
+    std::unique_lock guard(a, std::chrono::system_clock::now() + 5s);
+    EXPECT_TRUE(guard.owns_lock());
+  }
+  EXPECT_FALSE(a.owns_lock() || b.owns_lock());
+}
+
+TEST_F(MutexTest, ExplicitLeaseKeepsTheHandleBusyUntilReleased) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/x");
+  Lease lease = mutex.acquire(Clock::now() + 10s);
+  ASSERT_TRUE(lease);
+  EXPECT_EQ(lease.node().rfind("/locks/x/_c_", 0), 0u) << lease.node();
+  EXPECT_FALSE(lease.lost().stop_requested());
+  EXPECT_THROW(mutex.lock(), Error);
+  Lease moved = std::move(lease);
+  EXPECT_FALSE(lease);  // NOLINT(bugprone-use-after-move): a moved-from Lease is empty
+  moved.release();
+  EXPECT_FALSE(moved);
+  EXPECT_TRUE(mutex.try_lock());
+}
+
+TEST_F(MutexTest, AsyncAcquireCompletesOnTheLibraryThread) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/x");
+  std::promise<std::pair<std::error_code, Lease>> result;
+  const auto caller = std::this_thread::get_id();
+  std::thread::id callback_thread;
+  mutex.async_acquire([&](std::error_code ec, Lease lease) {
+    callback_thread = std::this_thread::get_id();
+    result.set_value({ec, std::move(lease)});
+  });
+  auto [ec, lease] = result.get_future().get();
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_NE(callback_thread, caller);
+  EXPECT_TRUE(lease);
+  EXPECT_GT(lease.token(), 0u);
+}
+
+TEST_F(MutexTest, AsyncAcquireReportsTimeout) {
+  auto session = connect();
+  Mutex holder(session, "/locks/x");
+  Mutex waiter(session, "/locks/x");
+  holder.lock();
+  std::promise<std::error_code> result;
+  waiter.async_acquire([&](std::error_code ec, Lease) { result.set_value(ec); },
+                       Clock::now() + 200ms);
+  EXPECT_EQ(result.get_future().get(), errc::timed_out);
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").size() == 1; }));
+}
+
+TEST_F(MutexTest, WaitersAcquireInTheOrderTheyQueued) {
+  constexpr int kWaiters = 5;
+  auto holder_session = connect();
+  Mutex holder(holder_session, "/locks/fifo");
+  holder.lock();
+  std::vector<std::shared_ptr<zk::Session>> sessions;
+  std::vector<std::unique_ptr<Mutex>> waiters;
+  std::mutex order_mu;
+  std::vector<int> order;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWaiters; ++i) {
+    sessions.push_back(connect());
+    waiters.push_back(std::make_unique<Mutex>(sessions.back(), "/locks/fifo"));
+    threads.emplace_back([&, i] {
+      std::lock_guard guard(*waiters[i]);
+      std::lock_guard record(order_mu);
+      order.push_back(i);
+    });
+    // Queue the next one only once this one's node is on the server.
+    ASSERT_TRUE(eventually([&] { return contenders("/locks/fifo").size() == i + 2u; }));
+  }
+  holder.unlock();
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+}
+
+// Herd-free: a release wakes exactly one waiter, and no watch is left behind (pitfall 8).
+// With one session for all, the server keeps one watch per node and session, so the holder's
+// watch on its own node and its successor's are one; with a session each, the holder removes
+// its own before deleting. Either way one release fires one watch.
+class HerdTest : public ZkTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(HerdTest, EachReleaseFiresExactlyOneWatchWithTwentyWaiters) {
+  constexpr int kWaiters = 20;
+  const bool shared_session = GetParam();
+  const std::int64_t watches_before = metric("zk_watch_count");
+  std::vector<std::shared_ptr<zk::Session>> sessions{connect()};
+  Mutex holder(sessions[0], "/locks/herd");
+  holder.lock();
+  std::vector<std::unique_ptr<Mutex>> waiters;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWaiters; ++i) {
+    if (!shared_session) sessions.push_back(connect());
+    waiters.push_back(std::make_unique<Mutex>(sessions.back(), "/locks/herd"));
+    threads.emplace_back([&, i] {
+      waiters[i]->lock();
+      waiters[i]->unlock();
+    });
+  }
+  const std::int64_t watching = shared_session ? kWaiters : kWaiters + 1;
+  ASSERT_TRUE(eventually([&] {
+    return contenders("/locks/herd").size() == kWaiters + 1u &&
+           metric("zk_watch_count") == watches_before + watching;
+  })) << "watches: "
+      << metric("zk_watch_count") << " before: " << watches_before;
+  const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
+  holder.unlock();
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/herd").empty(); }));
+  // 21 releases; each of the first 20 had one waiter behind it, the last had none.
+  EXPECT_EQ(metric("zk_sum_node_deleted_watch_count") - fired_before, kWaiters);
+  EXPECT_TRUE(eventually([&] { return metric("zk_watch_count") == watches_before; }))
+      << "watches left: " << metric("zk_watch_count") - watches_before;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sessions, HerdTest, ::testing::Values(true, false), [](const auto& info) {
+  return info.param ? "OneSession" : "SessionEach";
+});
+
+TEST_F(MutexTest, TimeoutLeavesNoNodeBehind) {
+  auto session = connect();
+  Mutex holder(session, "/locks/x");
+  Mutex waiter(session, "/locks/x");
+  holder.lock();
+  EXPECT_FALSE(waiter.try_lock_for(300ms));
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").size() == 1; }));
+  EXPECT_THROW(waiter.acquire(Clock::now() + 100ms), Error);
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").size() == 1; }));
+}
+
+// Pitfall 6 and 13: cancellation before, during and after acquisition.
+TEST_F(MutexTest, CancellationLeavesNoNodeAndIsNotSticky) {
+  auto session = connect();
+  Mutex holder(session, "/locks/x");
+  Mutex waiter(session, "/locks/x");
+  holder.lock();
+
+  std::stop_source before;
+  before.request_stop();
+  try {
+    waiter.lock(before.get_token());
+    ADD_FAILURE() << "acquired with a stop already requested";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::cancelled);
+  }
+
+  std::stop_source during;
+  auto waiting = std::async(std::launch::async, [&] { waiter.lock(during.get_token()); });
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/x").size() == 2; }));
+  during.request_stop();
+  try {
+    waiting.get();
+    ADD_FAILURE() << "a cancelled lock() returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::cancelled);
+  }
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").size() == 1; }));
+
+  holder.unlock();
+  std::stop_source after;
+  waiter.lock(after.get_token());
+  after.request_stop();
+  EXPECT_TRUE(waiter.owns_lock());
+  EXPECT_FALSE(waiter.lost().stop_requested());
+}
+
+// A waiter ahead of us that gives up must not let us in while the holder still holds.
+TEST_F(MutexTest, AWaiterAheadLeavingDoesNotGrantTheLock) {
+  auto session = connect();
+  Mutex holder(session, "/locks/x");
+  Mutex quitter(session, "/locks/x");
+  Mutex last(session, "/locks/x");
+  holder.lock();
+  std::stop_source quit;
+  auto quitting =
+      std::async(std::launch::async, [&] { EXPECT_THROW(quitter.lock(quit.get_token()), Error); });
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/x").size() == 2; }));
+  auto waiting = std::async(std::launch::async, [&] { last.lock(); });
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/x").size() == 3; }));
+  quit.request_stop();
+  quitting.get();
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/x").size() == 2; }));
+  EXPECT_EQ(waiting.wait_for(300ms), std::future_status::timeout);
+  EXPECT_FALSE(last.owns_lock());
+  holder.unlock();
+  waiting.get();
+  EXPECT_TRUE(last.owns_lock());
+}
+
+TEST_F(MutexTest, LostFiresWhenSomeoneElseDeletesOurNode) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/x");
+  mutex.lock();
+  std::promise<std::thread::id> fired;
+  std::stop_callback on_lost(mutex.lost(), [&] { fired.set_value(std::this_thread::get_id()); });
+  raw().remove("/locks/x/" + contenders("/locks/x").at(0));
+  auto future = fired.get_future();
+  ASSERT_EQ(future.wait_for(10s), std::future_status::ready);
+  EXPECT_NE(future.get(), std::this_thread::get_id());
+  mutex.unlock();
+  EXPECT_TRUE(mutex.try_lock());
+}
+
+// Pitfall 19: names are never reused, so a stale release cannot delete a later holding.
+TEST_F(MutexTest, ReleasingAnOldLeaseTwiceLeavesTheNewOneAlone) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/x");
+  Lease first = mutex.acquire();
+  const std::string first_node = first.node();
+  first.release();
+  Lease second = mutex.acquire();
+  first.release();
+  EXPECT_NE(second.node(), first_node);
+  EXPECT_TRUE(raw().exists(second.node()));
+}
+
+TEST_F(MutexTest, NodeDataAndStatusSayWhoHoldsAndWhoWaits) {
+  auto session = connect();
+  Mutex holder(session, "/locks/report", {.label = "nightly-report"});
+  Mutex waiter(session, "/locks/report", {.label = "second"});
+  holder.lock();
+  auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/report").size() == 2; }));
+  const LockStatus status = session->status("/locks/report");
+  ASSERT_EQ(status.holders.size(), 1u);
+  ASSERT_EQ(status.waiters.size(), 1u);
+  const QueueEntry& h = status.holders[0];
+  EXPECT_EQ(h.label, "nightly-report");
+  EXPECT_EQ(h.pid, getpid());
+  EXPECT_FALSE(h.host.empty());
+  EXPECT_EQ(h.token, holder.token());
+  EXPECT_GT(h.since_ms, 0);
+  EXPECT_EQ(status.waiters[0].label, "second");
+  EXPECT_GT(status.waiters[0].token, h.token);
+  holder.unlock();
+  waiting.get();
+  EXPECT_TRUE(session->status("/locks/none").holders.empty());
+}
+
+TEST_F(MutexTest, InvalidPathsAreRefusedAtConstruction) {
+  auto session = connect();
+  for (const char* bad : {"", "relative", "/", "/a/", "/a//b", "/zookeeper/x", "/a/../b"}) {
+    try {
+      Mutex mutex(session, bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_path) << bad;
+    }
+  }
+}
+
+// Pitfalls 20 and 21: a child whose order is not certain stops us, and we leave nothing.
+TEST_F(MutexTest, ChildrenThatCannotBeOrderedAreRefusedAndLeaveNoNode) {
+  auto session = connect();
+  const std::vector<std::string> foreigners = {"_c_0-lock--000000001", "_c_1-lock--2147483648",
+                                               "config", "abcdef__lock__0000000003"};
+  raw().create_persistent("/locks");
+  for (std::size_t i = 0; i < foreigners.size(); ++i) {
+    const std::string& foreign = foreigners[i];
+    const std::string dir = "/locks/bad-" + std::to_string(i);
+    raw().create_persistent(dir);
+    raw().create(dir + "/" + foreign);
+    Mutex mutex(session, dir);
+    try {
+      mutex.lock();
+      ADD_FAILURE() << "locked beside " << foreign;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::unorderable_path);
+      EXPECT_NE(std::string(e.what()).find(foreign), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)mutex.try_lock(), Error);
+    EXPECT_TRUE(eventually([&] { return contenders(dir).size() == 1; })) << foreign;
+  }
+}
+
+TEST_F(MutexTest, AClosedSessionFailsFast) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/x");
+  session->close();
+  EXPECT_EQ(session->state(), zk::SessionState::closed);
+  try {
+    mutex.lock();
+    ADD_FAILURE() << "locked on a closed session";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::session_closed);
+  }
+  EXPECT_THROW((void)session->status("/locks/x"), Error);
+}
+
+TEST_F(MutexTest, ContainerRecreationKeepsTokensGrowing) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/reaped");
+  std::uint64_t first;
+  {
+    std::lock_guard guard(mutex);
+    first = mutex.token();
+  }
+  // The server reaps the empty container (checkIntervalMs=500 in the test server).
+  ASSERT_TRUE(eventually([&] { return !raw().exists("/locks/reaped"); }));
+  std::lock_guard guard(mutex);
+  EXPECT_GT(mutex.token(), first);
+  EXPECT_EQ(contenders("/locks/reaped").at(0).substr(45), "0000000000");
+}
+
+// Mutual exclusion across processes: a read-sleep-write counter in a plain file ends exact,
+// and the fencing tokens written under the lock only ever grow.
+TEST_F(MutexTest, ProcessesExcludeEachOther) {
+  constexpr int kProcesses = 4;
+  constexpr int kIterations = 25;
+  char dir_template[] = "/tmp/dlock-counter-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  const std::string counter = dir + "/counter";
+  const std::string tokens = dir + "/tokens";
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    std::vector<std::string> args = {
+        COUNTER_WORKER, server().connect_string(),  chroot_, "/locks/counter", counter,
+        tokens,         std::to_string(kIterations)};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid;
+    ASSERT_EQ(posix_spawn(&pid, COUNTER_WORKER, nullptr, nullptr, argv.data(), environ), 0);
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  long total = 0;
+  std::ifstream(counter) >> total;
+  EXPECT_EQ(total, kProcesses * kIterations);
+  std::ifstream log(tokens);
+  std::uint64_t previous = 0, token;
+  int lines = 0;
+  while (log >> token) {
+    EXPECT_GT(token, previous) << "line " << lines;
+    previous = token;
+    ++lines;
+  }
+  EXPECT_EQ(lines, kProcesses * kIterations);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dlock::test
