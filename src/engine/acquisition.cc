@@ -28,8 +28,20 @@ std::shared_ptr<Acquisition> Acquisition::start(LockSite site, Clock::time_point
       if (auto s = weak.lock()) s->fail(errc::cancelled);
     });
   }
-  self->when_connected([self] { self->begin(); });
+  self->wait_for_connection();
   return self;
+}
+
+void Acquisition::wait_for_connection() {
+  if (site_.client->connected()) return begin();
+  std::weak_ptr<Acquisition> weak = weak_from_this();
+  const auto timer = site_.client->executor().post_at(Clock::now() + site_.connect_timeout, [weak] {
+    if (auto self = weak.lock()) self->fail(errc::connect_failed, self->site_.connect_failure);
+  });
+  when_connected([self = shared_from_this(), timer] {
+    self->site_.client->executor().cancel(timer);
+    self->begin();
+  });
 }
 
 Acquisition::Acquisition(LockSite site, Clock::time_point deadline, detail::Contender::Done done)

@@ -33,6 +33,10 @@ struct LockSite {
   std::string dir;   // the lock path: contender nodes are its children
   std::string data;  // written into our node
   const Policy* policy;
+  // An attempt that starts while the session is disconnected fails with connect_failed and
+  // this message if no server answers within the timeout.
+  std::chrono::milliseconds connect_timeout;
+  std::string connect_failure;
 };
 
 class Acquisition : public std::enable_shared_from_this<Acquisition> {
@@ -50,6 +54,7 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
 
   Acquisition(LockSite site, Clock::time_point deadline, detail::Contender::Done done);
 
+  void wait_for_connection();
   void begin();
   void probe();
   void create();

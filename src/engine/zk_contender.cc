@@ -6,12 +6,8 @@
 
 namespace dlock::engine {
 
-ZkContender::ZkContender(ClientSource clients, std::string dir, std::string label,
-                         const Policy& policy)
-    : clients_(std::move(clients)),
-      dir_(std::move(dir)),
-      label_(std::move(label)),
-      policy_(policy) {}
+ZkContender::ZkContender(ClientSource clients, Site site, const Policy& policy)
+    : clients_(std::move(clients)), site_(std::move(site)), policy_(policy) {}
 
 ZkContender::~ZkContender() { abandon(); }
 
@@ -20,9 +16,11 @@ void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done
   std::shared_ptr<zk::Client> client = clients_(ec);
   if (!client) return done(detail::Outcome::failure(ec));
   auto attempt = Acquisition::start({.client = std::move(client),
-                                     .dir = dir_,
-                                     .data = detail::encode_holder_data(label_),
-                                     .policy = &policy_},
+                                     .dir = site_.dir,
+                                     .data = detail::encode_holder_data(site_.label),
+                                     .policy = &policy_,
+                                     .connect_timeout = site_.connect_timeout,
+                                     .connect_failure = site_.connect_failure},
                                     deadline, std::move(stop), std::move(done));
   std::lock_guard lock(mu_);
   current_ = attempt;

@@ -20,8 +20,13 @@ using ClientSource = std::function<std::shared_ptr<zk::Client>(std::error_code&)
 
 class ZkContender : public detail::Contender {
  public:
-  // `label` goes into each node's holder data (see holder_data.h).
-  ZkContender(ClientSource clients, std::string dir, std::string label, const Policy& policy);
+  struct Site {
+    std::string dir;    // the lock path
+    std::string label;  // goes into each node's holder data (see holder_data.h)
+    std::chrono::milliseconds connect_timeout{};  // for an attempt that starts disconnected
+    std::string connect_failure{};                // the message when that passes
+  };
+  ZkContender(ClientSource clients, Site site, const Policy& policy);
   ~ZkContender() override;
 
   void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
@@ -29,8 +34,7 @@ class ZkContender : public detail::Contender {
 
  private:
   const ClientSource clients_;
-  const std::string dir_;
-  const std::string label_;
+  const Site site_;
   const Policy& policy_;
   std::mutex mu_;
   std::weak_ptr<Acquisition> current_;

@@ -63,6 +63,11 @@ class Pending {
   std::future<T> future_ = promise_->get_future();
 };
 
+std::string connect_failure(const Options& options) {
+  return "no ZooKeeper server answered at " + options.hosts + " within " +
+         std::to_string(options.connect_timeout.count()) + " ms";
+}
+
 void throw_if(std::error_code ec, const std::string& what) {
   if (!ec) return;
   const std::error_code mapped = to_dlock_error(ec);
@@ -129,15 +134,8 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
                          if (auto self = weak.lock()) self->on_event(generation, event);
                        });
                      });
-    ever_connected_ = false;
     set_state_locked(SessionState::connecting);
     cancel_timers_locked();
-    connect_timer_ =
-        executor_->post_at(Clock::now() + options_.connect_timeout, [weak, generation] {
-          if (auto self = weak.lock()) {
-            self->on_connect_deadline(generation);
-          }
-        });
   }
 
   void on_event(std::uint64_t generation, ConnectionEvent event) {
@@ -145,7 +143,6 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     if (closed_ || generation != generation_ || !client_) return;
     switch (event) {
       case ConnectionEvent::connected:
-        ever_connected_ = true;
         cancel_timers_locked();
         set_state_locked(SessionState::connected);
         break;
@@ -183,13 +180,6 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     open_client_locked();
   }
 
-  void on_connect_deadline(std::uint64_t generation) {
-    std::lock_guard lock(mu_);
-    if (closed_ || generation != generation_ || !client_ || ever_connected_) return;
-    // Opened again on the next use, so a server that comes back is found.
-    retire_locked(make_error_code(errc::connect_failed), SessionState::connecting);
-  }
-
   // Gives the current client up: its waiters and holders learn `reason` now, and the handle is
   // closed on the executor (closing blocks).
   void retire_locked(std::error_code reason, SessionState state) {
@@ -202,9 +192,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
 
   void cancel_timers_locked() {
     if (loss_timer_) executor_->cancel(*loss_timer_);
-    if (connect_timer_) executor_->cancel(*connect_timer_);
     loss_timer_.reset();
-    connect_timer_.reset();
   }
 
   void set_state_locked(SessionState state) {
@@ -215,17 +203,16 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     }
   }
 
-  // Blocks until the first client connected or failed to.
+  // Blocks until the first client connected, or throws.
   void wait_connected() {
     std::shared_ptr<Client> client = client_or_throw();
     Pending<std::error_code> connected;
     client->when_connected(connected.setter());
-    const std::error_code ec =
-        connected.get(Clock::now() + options_.connect_timeout + std::chrono::seconds(5),
-                      "connecting to " + options_.hosts);
-    if (ec == errc::connect_failed) {
-      throw Error(ec, "no ZooKeeper server answered at " + options_.hosts + " within " +
-                          std::to_string(options_.connect_timeout.count()) + " ms");
+    std::error_code ec;
+    try {
+      ec = connected.get(Clock::now() + options_.connect_timeout, "");
+    } catch (const Error&) {
+      throw Error(errc::connect_failed, connect_failure(options_));
     }
     throw_if(ec, "connecting to " + options_.hosts);
   }
@@ -237,11 +224,9 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
   mutable std::mutex mu_;
   std::shared_ptr<Client> client_;
   std::uint64_t generation_ = 0;
-  bool ever_connected_ = false;
   bool closed_ = false;
   SessionState state_ = SessionState::connecting;
   std::optional<detail::Executor::TimerId> loss_timer_;
-  std::optional<detail::Executor::TimerId> connect_timer_;
   std::map<std::uint64_t, std::function<void(SessionState)>> listeners_;
   std::uint64_t next_listener_ = 1;
 };
@@ -399,7 +384,11 @@ std::unique_ptr<detail::Contender> Session::make_exclusive_contender(std::string
         ec = errc::session_closed;
         return nullptr;
       },
-      std::string(path), options.label, engine::exclusive_policy());
+      engine::ZkContender::Site{.dir = std::string(path),
+                                .label = options.label,
+                                .connect_timeout = impl_->options_.connect_timeout,
+                                .connect_failure = connect_failure(impl_->options_)},
+      engine::exclusive_policy());
 }
 
 detail::Executor& Session::executor() noexcept { return *impl_->executor_; }

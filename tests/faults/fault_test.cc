@@ -1,0 +1,245 @@
+// The exclusive lock under faults: lost replies, session expiry, long disconnections, the
+// server going away, connection flaps. Pitfall numbers refer to
+// shared/research/zk-lock-anchors.md §5.
+#include <cstring>
+#include <future>
+#include <mutex>
+
+#include "session_password.h"
+#include "zk_fixture.h"
+
+namespace dlock::test {
+namespace {
+
+// ZooKeeper request types on the wire.
+constexpr int kGetData = 4;
+constexpr int kDelete = 2;
+constexpr int kGetChildren2 = 12;
+constexpr int kCreate2 = 15;
+
+class FaultTest : public ZkTest {
+ protected:
+  FaultProxy proxy_{server().port()};
+
+  // Expires `session` on the server: blackholes the proxy so the client cannot take the
+  // session back, and resumes-then-closes it directly (the clone trick).
+  void expire(zk::Session& session) {
+    clientid_t id{};
+    id.client_id = session.session_id();
+    const auto password = session_password(id.client_id);
+    std::memcpy(id.passwd, password.data(), password.size());
+    proxy_.blackhole();
+    expire_session(server().connect_string(), id, 4000);
+  }
+
+  // Records every state `session` reports; a member, so it outlives the test's sessions.
+  void record_states(zk::Session& session) {
+    session.add_state_listener([this](zk::SessionState s) {
+      std::lock_guard lock(states_mu_);
+      states_.push_back(s);
+    });
+  }
+  bool saw(zk::SessionState s) {
+    std::lock_guard lock(states_mu_);
+    return std::find(states_.begin(), states_.end(), s) != states_.end();
+  }
+
+ private:
+  std::mutex states_mu_;
+  std::vector<zk::SessionState> states_;
+};
+
+TEST_F(FaultTest, ComputedSessionPasswordMatchesTheServers) {
+  RawZk client(server().connect_string());
+  const clientid_t id = client.client_id();
+  const auto password = session_password(id.client_id);
+  EXPECT_EQ(std::memcmp(id.passwd, password.data(), password.size()), 0);
+}
+
+// Pitfall 1: the create is applied but its reply lost; the node is found by its uuid.
+TEST_F(FaultTest, LostCreateReplyIsRecoveredWithoutAnOrphan) {
+  auto session = connect_via(proxy_);
+  Mutex mutex(session, "/locks/x");
+  proxy_.drop_reply_then_reset(kCreate2);
+  mutex.lock();
+  EXPECT_EQ(proxy_.dropped_replies(), 1);
+  const auto nodes = contenders("/locks/x");
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(mutex.token(), static_cast<std::uint64_t>(raw().czxid("/locks/x/" + nodes[0])));
+  mutex.unlock();
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
+}
+
+// Pitfall 5: a reply lost at each request of a contended acquire and release; the lock is
+// taken in turn and no contender node outlives its owner.
+class LostReplyTest : public FaultTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(LostReplyTest, ContendedCycleEndsWithNoOrphan) {
+  auto holder_session = connect();
+  auto waiter_session = connect_via(proxy_);
+  Mutex holder(holder_session, "/locks/x");
+  Mutex waiter(waiter_session, "/locks/x");
+  holder.lock();
+  proxy_.drop_reply_then_reset(GetParam());
+  auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/x").size() == 2; }));
+  EXPECT_EQ(waiting.wait_for(200ms), std::future_status::timeout);  // still excluded
+  holder.unlock();
+  waiting.get();
+  EXPECT_TRUE(waiter.owns_lock());
+  EXPECT_EQ(contenders("/locks/x").size(), 1u);
+  waiter.unlock();
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
+  EXPECT_TRUE(proxy_.wait_dropped(10s));
+}
+
+INSTANTIATE_TEST_SUITE_P(EachRequest, LostReplyTest,
+                         ::testing::Values(kCreate2, kGetChildren2, kGetData, kDelete),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case kCreate2:
+                               return "Create2";
+                             case kGetChildren2:
+                               return "GetChildren2";
+                             case kGetData:
+                               return "GetData";
+                             default:
+                               return "Delete";
+                           }
+                         });
+
+// Pitfall 16: the server expires the holder; lost() fires, the next waiter gets the lock and
+// the holder's session carries on as a new session.
+TEST_F(FaultTest, SessionExpiryWhileHoldingFiresLostAndHandsTheLockOn) {
+  auto holder_session = connect_via(proxy_, 4000ms);
+  auto waiter_session = connect();
+  record_states(*holder_session);
+  Mutex holder(holder_session, "/locks/x");
+  Mutex waiter(waiter_session, "/locks/x");
+  holder.lock();
+  const std::int64_t old_id = holder_session->session_id();
+  auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/x").size() == 2; }));
+  expire(*holder_session);
+  waiting.get();  // the server deleted the holder's node
+  proxy_.pass();
+  EXPECT_TRUE(fires_within(holder.lost(), 10s));
+  EXPECT_TRUE(eventually([&] { return saw(zk::SessionState::expired); }));
+  EXPECT_TRUE(eventually([&] { return holder_session->state() == zk::SessionState::connected; }));
+  EXPECT_NE(holder_session->session_id(), old_id);
+  holder.unlock();
+  waiter.unlock();
+  EXPECT_TRUE(holder.try_lock_for(10s));
+}
+
+// Pitfall 17 and DESIGN §3: with the connection down, the lock is declared lost before the
+// server can have expired the session, and the old session's node is never adopted.
+TEST_F(FaultTest, LongDisconnectionDeclaresTheLockLostBeforeTheServerExpiresIt) {
+  auto holder_session = connect_via(proxy_, 4000ms);
+  auto waiter_session = connect();
+  record_states(*holder_session);
+  Mutex holder(holder_session, "/locks/x");
+  Mutex waiter(waiter_session, "/locks/x");
+  holder.lock();
+  const std::string node = "/locks/x/" + contenders("/locks/x").at(0);
+  std::promise<bool> node_existed_when_lost;
+  std::stop_callback on_lost(holder.lost(),
+                             [&] { node_existed_when_lost.set_value(raw().exists(node)); });
+  proxy_.blackhole();
+  auto existed = node_existed_when_lost.get_future();
+  ASSERT_EQ(existed.wait_for(20s), std::future_status::ready);
+  EXPECT_TRUE(existed.get()) << "lost() fired after the server had expired the session";
+  EXPECT_TRUE(saw(zk::SessionState::suspended));
+  EXPECT_TRUE(eventually([&] { return saw(zk::SessionState::lost); }));
+  EXPECT_TRUE(waiter.try_lock_for(20s));  // once the server expires the old session
+  proxy_.pass();
+  EXPECT_TRUE(eventually([&] { return holder_session->state() == zk::SessionState::connected; }));
+  holder.unlock();
+  waiter.unlock();
+  EXPECT_TRUE(holder.try_lock_for(10s));
+}
+
+// The server goes away while we wait: a clear error, and no node survives its return.
+TEST_F(FaultTest, ServerGoingAwayMidWaitFailsTheWaitAndLeavesNoNode) {
+  auto holder_session = connect({.session_timeout = 2000ms});
+  auto waiter_session = connect({.session_timeout = 2000ms});
+  Mutex holder(holder_session, "/locks/x");
+  Mutex waiter(waiter_session, "/locks/x");
+  holder.lock();
+  auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/x").size() == 2; }));
+  server().stop();
+  try {
+    waiting.get();
+    ADD_FAILURE() << "lock() returned with the server down";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::connection_lost) << e.what();
+  }
+  EXPECT_TRUE(fires_within(holder.lost(), 10s));
+  server().start();
+  // The restarted server restores the old sessions, then expires them: no node is left.
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }, 30s));
+  holder.unlock();
+  EXPECT_TRUE(waiter.try_lock_for(20s));
+}
+
+TEST_F(FaultTest, UnlockNeverWaitsForTheServer) {
+  auto session = connect_via(proxy_);
+  Mutex mutex(session, "/locks/x");
+  mutex.lock();
+  proxy_.blackhole();
+  auto unlocking = std::async(std::launch::async, [&] { mutex.unlock(); });
+  EXPECT_EQ(unlocking.wait_for(2s), std::future_status::ready);
+  proxy_.pass();
+  // The delete is retried in the background; the session survived the short outage.
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
+}
+
+// Pitfall 12: a deadline holds even when the server does not answer at all, and the create
+// that was in flight is cleaned up once the connection returns.
+TEST_F(FaultTest, DeadlineHoldsWhileTheServerIsSilent) {
+  auto holder_session = connect();
+  auto session = connect_via(proxy_, 4000ms);
+  Mutex holder(holder_session, "/locks/x");
+  Mutex mutex(session, "/locks/x");
+  holder.lock();
+  proxy_.blackhole();
+  auto trying = std::async(std::launch::async, [&] { return mutex.try_lock_for(500ms); });
+  ASSERT_EQ(trying.wait_for(5s), std::future_status::ready);
+  EXPECT_FALSE(trying.get());
+  proxy_.pass();
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").size() == 1; }));
+}
+
+// Pitfall 11: connection flaps while waiting never look like an acquisition.
+TEST_F(FaultTest, ConnectionFlapsWhileWaitingDoNotGrantTheLock) {
+  auto holder_session = connect();
+  auto waiter_session = connect_via(proxy_, 4000ms);
+  Mutex holder(holder_session, "/locks/x");
+  Mutex waiter(waiter_session, "/locks/x");
+  holder.lock();
+  auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return contenders("/locks/x").size() == 2; }));
+  for (int i = 0; i < 20; ++i) {
+    proxy_.reset();
+    ASSERT_TRUE(eventually([&] { return proxy_.connections_accepted() > i + 1; }));
+    ASSERT_TRUE(eventually([&] { return waiter_session->state() == zk::SessionState::connected; }));
+  }
+  EXPECT_EQ(waiting.wait_for(100ms), std::future_status::timeout);
+  EXPECT_FALSE(waiter.owns_lock());
+  EXPECT_EQ(contenders("/locks/x").size(), 2u);
+  holder.unlock();
+  waiting.get();
+  EXPECT_TRUE(waiter.owns_lock());
+}
+
+TEST_F(FaultTest, StateListenersSeeSuspensionAndReconnection) {
+  auto session = connect_via(proxy_);
+  record_states(*session);
+  proxy_.reset();
+  EXPECT_TRUE(eventually([&] { return saw(zk::SessionState::suspended); }));
+  EXPECT_TRUE(eventually([&] { return session->state() == zk::SessionState::connected; }));
+}
+
+}  // namespace
+}  // namespace dlock::test
