@@ -215,6 +215,9 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
       throw Error(errc::connect_failed, connect_failure(options_));
     }
     throw_if(ec, "connecting to " + options_.hosts);
+    // The connected event reaches on_event() through the executor; say so now already.
+    std::lock_guard lock(mu_);
+    if (client_ == client) set_state_locked(SessionState::connected);
   }
 
   const Options options_;

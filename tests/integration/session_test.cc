@@ -1,0 +1,153 @@
+// dlock::zk::Session against a real ZooKeeper: connecting, chroot, auth, logging, multi.
+#include <future>
+#include <mutex>
+
+#include "zk_fixture.h"
+
+namespace dlock::test {
+namespace {
+
+using SessionTest = ZkTest;
+
+void expect_connect_error(const zk::Options& options, errc expected, const std::string& text) {
+  try {
+    zk::Session::connect(options);
+    ADD_FAILURE() << "connected to '" << options.hosts << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), expected) << e.what();
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SessionTest, ConnectsAndReportsItsSession) {
+  auto session = connect({.session_timeout = 6000ms});
+  EXPECT_EQ(session->state(), zk::SessionState::connected);
+  EXPECT_NE(session->session_id(), 0);
+  EXPECT_EQ(session->negotiated_timeout(), 6000ms);
+  EXPECT_EQ(session->scheme(), "zk");
+}
+
+// Unreachable addresses fail within the connect deadline, name the address, and print
+// nothing of the C client's own logging.
+TEST_F(SessionTest, UnreachableServersFailWithinTheDeadlineQuietly) {
+  FaultProxy silent(server().port());
+  silent.blackhole();
+  for (const std::string& hosts : {std::string("127.0.0.1:1"), silent.connect_string()}) {
+    testing::internal::CaptureStderr();
+    const auto start = std::chrono::steady_clock::now();
+    expect_connect_error({.hosts = hosts, .connect_timeout = 500ms}, errc::connect_failed,
+                         hosts);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // no hang
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  }
+}
+
+TEST_F(SessionTest, BadOptionsAreRefusedWithAClearError) {
+  expect_connect_error({.hosts = ""}, errc::invalid_argument, "no ZooKeeper hosts");
+  expect_connect_error({.hosts = "127.0.0.1:2181/chroot"}, errc::invalid_argument,
+                       "give the chroot separately");
+  expect_connect_error({.hosts = server().connect_string(), .chroot = "relative"},
+                       errc::invalid_argument, "chroot");
+  expect_connect_error({.hosts = server().connect_string(), .session_timeout = 0ms},
+                       errc::invalid_argument, "positive");
+  expect_connect_error({.hosts = "no-such-host.invalid:2181", .connect_timeout = 500ms},
+                       errc::invalid_argument, "no-such-host.invalid");
+}
+
+TEST_F(SessionTest, LocksLiveUnderTheChroot) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/x");
+  std::lock_guard guard(mutex);
+  RawZk root(server().connect_string());
+  EXPECT_EQ(root.children(chroot_ + "/locks/x").size(), 1u);
+}
+
+TEST_F(SessionTest, AMissingChrootIsNamedWhenLocking) {
+  auto session = zk::Session::connect(
+      {.hosts = server().connect_string(), .chroot = chroot_ + "/not-created"});
+  Mutex mutex(session, "/locks/x");
+  try {
+    mutex.lock();
+    ADD_FAILURE() << "locked under a chroot that does not exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("chroot"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SessionTest, DigestAuthMakesLockNodesPrivate) {
+  auto alice = connect({.digest_auth = {"alice:secret"}});
+  Mutex mutex(alice, "/private/x");
+  std::lock_guard guard(mutex);
+  // The lock directory and nodes carry CREATOR_ALL ACLs: the raw client is anonymous.
+  EXPECT_THROW(raw().children("/private/x"), std::runtime_error);
+  auto anonymous = connect();
+  try {
+    (void)anonymous->status("/private/x");
+    ADD_FAILURE() << "an anonymous session read alice's lock node";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::permission_denied) << e.what();
+  }
+  auto alice_again = connect({.digest_auth = {"alice:secret"}});
+  EXPECT_EQ(alice_again->status("/private/x").holders.size(), 1u);
+}
+
+TEST_F(SessionTest, TheClientLogGoesToTheCallback) {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  testing::internal::CaptureStderr();
+  {
+    auto session = connect({.log = [&](zk::LogLevel, std::string_view line) {
+                              std::lock_guard lock(mu);
+                              lines.emplace_back(line);
+                            },
+                            .log_level = zk::LogLevel::info});
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  std::lock_guard lock(mu);
+  EXPECT_FALSE(lines.empty());
+}
+
+TEST_F(SessionTest, MultiIsAtomic) {
+  auto session = connect();
+  raw().create_persistent("/data");
+  EXPECT_FALSE(session->multi({zk::Op::create("/data/a", "1"), zk::Op::create("/data/b", "2")}));
+  EXPECT_EQ(raw().get("/data/a"), "1");
+  const std::error_code ec =
+      session->multi({zk::Op::set("/data/a", "changed"), zk::Op::check("/data/missing")});
+  EXPECT_EQ(ec.category(), zk::error_category());
+  EXPECT_EQ(raw().get("/data/a"), "1");  // nothing applied
+}
+
+// The fenced write: it lands only while the lock node exists.
+TEST_F(SessionTest, GuardedMultiWritesOnlyWhileTheLockIsHeld) {
+  auto session = connect();
+  raw().create_persistent("/data");
+  raw().create_persistent("/data/resource");
+  Mutex mutex(session, "/locks/resource");
+  Lease lease = mutex.acquire();
+  EXPECT_FALSE(session->guarded_multi(lease, {zk::Op::set("/data/resource", "first")}));
+  EXPECT_EQ(raw().get("/data/resource"), "first");
+
+  raw().remove(lease.node());  // someone else took our node away
+  const std::error_code ec = session->guarded_multi(lease, {zk::Op::set("/data/resource", "x")});
+  EXPECT_TRUE(ec);
+  EXPECT_EQ(raw().get("/data/resource"), "first");
+
+  lease.release();
+  EXPECT_EQ(session->guarded_multi(lease, {zk::Op::set("/data/resource", "y")}), errc::not_locked);
+}
+
+TEST_F(SessionTest, CloseIsIdempotentAndFiresLost) {
+  auto session = connect();
+  Mutex mutex(session, "/locks/x");
+  mutex.lock();
+  session->close();
+  session->close();
+  EXPECT_TRUE(fires_within(mutex.lost(), 10s));
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
+  mutex.unlock();
+}
+
+}  // namespace
+}  // namespace dlock::test
