@@ -10,7 +10,7 @@ readonly REQUIRED_PACKAGES=(
   # full desktop JRE for the very same jar.
   libzookeeper-java default-jre-headless
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-  uuid-dev clang-format
+  uuid-dev nlohmann-json3-dev clang-format
 )
 
 missing_packages=()

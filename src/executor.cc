@@ -1,15 +1,64 @@
 #include "executor.h"
 
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <utility>
+
 namespace dlock::detail {
 
-Executor::Executor() : thread_([this] { run(); }) {}
+struct Executor::Queue {
+  std::mutex mu;
+  std::condition_variable wake;
+  // Keyed by (due time, id): immediate tasks use Clock::time_point::min() and so run first, in
+  // the order they were posted.
+  std::map<std::pair<Clock::time_point, TimerId>, Task> tasks;
+  std::map<TimerId, Clock::time_point> due;
+  TimerId next_id = 1;
+  bool stopping = false;
+
+  void run() {
+    std::unique_lock lock(mu);
+    for (;;) {
+      if (tasks.empty()) {
+        if (stopping) return;
+        wake.wait(lock);
+        continue;
+      }
+      auto first = tasks.begin();
+      const Clock::time_point when = first->first.first;
+      if (when != Clock::time_point::min() && when > Clock::now()) {
+        // Timers still pending at shutdown are dropped: their owners are going away too.
+        if (stopping) {
+          auto dropped = std::move(tasks);
+          due.clear();
+          lock.unlock();
+          return;
+        }
+        wake.wait_until(lock, when);
+        continue;
+      }
+      Task task = std::move(first->second);
+      due.erase(first->first.second);
+      tasks.erase(first);
+      lock.unlock();
+      task();
+      task = nullptr;
+      lock.lock();
+    }
+  }
+};
+
+Executor::Executor() : queue_(std::make_shared<Queue>()) {
+  thread_ = std::thread([queue = queue_] { queue->run(); });
+}
 
 Executor::~Executor() {
   {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
+    std::lock_guard lock(queue_->mu);
+    queue_->stopping = true;
   }
-  wake_.notify_all();
+  queue_->wake.notify_all();
   if (in_executor_thread()) {
     thread_.detach();
   } else {
@@ -22,59 +71,28 @@ void Executor::post(Task task) { post_at(Clock::time_point::min(), std::move(tas
 Executor::TimerId Executor::post_at(Clock::time_point when, Task task) {
   TimerId id;
   {
-    std::lock_guard lock(mu_);
-    id = next_id_++;
-    queue_.emplace(std::make_pair(when, id), std::move(task));
-    due_.emplace(id, when);
+    std::lock_guard lock(queue_->mu);
+    id = queue_->next_id++;
+    queue_->tasks.emplace(std::make_pair(when, id), std::move(task));
+    queue_->due.emplace(id, when);
   }
-  wake_.notify_one();
+  queue_->wake.notify_one();
   return id;
 }
 
 bool Executor::cancel(TimerId id) {
-  Task dropped;  // destroyed outside the lock: a task may own objects whose destructors post
-  std::lock_guard lock(mu_);
-  auto it = due_.find(id);
-  if (it == due_.end()) return false;
-  auto node = queue_.extract({it->second, id});
-  due_.erase(it);
+  Task dropped;  // destroyed after the lock is released: a task's captures may post on drop
+  std::lock_guard lock(queue_->mu);
+  auto it = queue_->due.find(id);
+  if (it == queue_->due.end()) return false;
+  auto node = queue_->tasks.extract({it->second, id});
+  queue_->due.erase(it);
   dropped = std::move(node.mapped());
   return true;
 }
 
 bool Executor::in_executor_thread() const noexcept {
   return std::this_thread::get_id() == thread_.get_id();
-}
-
-void Executor::run() {
-  std::unique_lock lock(mu_);
-  for (;;) {
-    if (queue_.empty()) {
-      if (stopping_) return;
-      wake_.wait(lock);
-      continue;
-    }
-    auto first = queue_.begin();
-    const Clock::time_point due = first->first.first;
-    if (due != Clock::time_point::min() && due > Clock::now()) {
-      // Timers still pending at shutdown are dropped: their owners are going away too.
-      if (stopping_) {
-        auto dropped = std::move(queue_);
-        due_.clear();
-        lock.unlock();
-        return;
-      }
-      wake_.wait_until(lock, due);
-      continue;
-    }
-    Task task = std::move(first->second);
-    due_.erase(first->first.second);
-    queue_.erase(first);
-    lock.unlock();
-    task();
-    task = nullptr;
-    lock.lock();
-  }
 }
 
 }  // namespace dlock::detail

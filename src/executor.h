@@ -4,13 +4,10 @@
 #define DLOCK_SRC_EXECUTOR_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <thread>
-#include <utility>
 
 #include <dlock/backend.h>
 
@@ -23,7 +20,8 @@ class Executor {
   using TimerId = std::uint64_t;
 
   Executor();
-  // Runs the tasks already posted, drops pending timers, then joins the thread.
+  // Runs the tasks already posted, drops pending timers, then joins the thread. Destroying
+  // the executor from one of its own tasks is allowed: the thread then finishes on its own.
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -37,16 +35,9 @@ class Executor {
   bool in_executor_thread() const noexcept;
 
  private:
-  void run();
+  struct Queue;  // shared with the thread, so it outlives an executor destroyed by a task
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  // Keyed by (due time, id): immediate tasks use Clock::time_point::min() and so run first, in
-  // the order they were posted.
-  std::map<std::pair<Clock::time_point, TimerId>, Task> queue_;
-  std::map<TimerId, Clock::time_point> due_;
-  TimerId next_id_ = 1;
-  bool stopping_ = false;
+  std::shared_ptr<Queue> queue_;
   std::thread thread_;
 };
 

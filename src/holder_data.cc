@@ -25,17 +25,27 @@ std::string encode_holder_data(std::string_view label) {
                            {"pid", static_cast<long long>(getpid())},
                            {"since", since.count()},
                            {"label", std::string(label)}};
-  return record.dump();
+  // A label that is not UTF-8 is kept, with its bad bytes replaced, rather than refused.
+  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void decode_holder_data(std::string_view data, QueueEntry& entry) {
   entry.raw_data = std::string(data);
   const nlohmann::json record = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
   if (!record.is_object()) return;
-  entry.host = record.value("host", "");
-  entry.pid = record.value("pid", std::int64_t{0});
-  entry.since_ms = record.value("since", std::int64_t{0});
-  entry.label = record.value("label", "");
+  // Foreign data: take each field only if it has the type we write.
+  const auto text = [&](const char* key) {
+    const auto it = record.find(key);
+    return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const auto number = [&](const char* key) {
+    const auto it = record.find(key);
+    return it != record.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+  };
+  entry.host = text("host");
+  entry.pid = number("pid");
+  entry.since_ms = number("since");
+  entry.label = text("label");
 }
 
 }  // namespace dlock::detail

@@ -6,14 +6,44 @@ namespace dlock::detail {
 
 namespace {
 
+// Decodes one UTF-8 sequence at `at`; returns the code point, or -1 if malformed.
+long next_code_point(std::string_view s, std::size_t& at) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char lead = byte(at);
+  const int extra = lead < 0x80           ? 0
+                    : (lead >> 5) == 0x6  ? 1
+                    : (lead >> 4) == 0xe  ? 2
+                    : (lead >> 3) == 0x1e ? 3
+                                          : -1;
+  if (extra < 0 || at + extra >= s.size()) return -1;
+  long cp = extra == 0 ? lead : lead & (0x3f >> extra);
+  for (int i = 1; i <= extra; ++i) {
+    if ((byte(at + i) & 0xc0) != 0x80) return -1;
+    cp = (cp << 6) | (byte(at + i) & 0x3f);
+  }
+  static constexpr long kMin[] = {0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[extra]) return -1;  // overlong
+  at += extra + 1;
+  return cp;
+}
+
+// The characters ZooKeeper's server refuses in a path (PathUtils.validatePath): controls,
+// surrogates and private use, specials, and everything outside the Basic Multilingual Plane
+// (which Java would carry as surrogates).
+bool refused_by_zookeeper(long cp) {
+  return cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xf8ff) || cp >= 0xfff0;
+}
+
 const char* why_invalid(std::string_view path) {
   if (path.empty()) return "empty";
   if (path.front() != '/') return "must start with '/'";
   if (path.size() == 1) return "the root cannot be a lock";
   if (path.size() > 1024) return "longer than 1024 bytes";
   if (path.back() == '/') return "must not end with '/'";
-  for (unsigned char c : path) {
-    if (c < 0x20 || c == 0x7f) return "contains a control character";
+  for (std::size_t at = 0; at < path.size();) {
+    const long cp = next_code_point(path, at);
+    if (cp < 0) return "is not valid UTF-8";
+    if (refused_by_zookeeper(cp)) return "contains a character ZooKeeper refuses";
   }
   std::size_t start = 1;
   bool first = true;

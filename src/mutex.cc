@@ -27,19 +27,25 @@ struct Mutex::State : std::enable_shared_from_this<Mutex::State> {
       busy = true;
     }
     std::weak_ptr<State> weak = weak_from_this();
-    contender->acquire(deadline, std::move(stop),
-                       [weak, done = std::move(done)](detail::Outcome outcome) {
-                         if (auto self = weak.lock()) {
-                           if (outcome.error) {
-                             self->set_idle();
-                           } else {
-                             outcome.holding->set_release_hook([weak] {
-                               if (auto s = weak.lock()) s->set_idle();
-                             });
+    // If starting throws (a backend refusing the request up front), the handle stays usable.
+    try {
+      contender->acquire(deadline, std::move(stop),
+                         [weak, done = std::move(done)](detail::Outcome outcome) {
+                           if (auto self = weak.lock()) {
+                             if (outcome.error) {
+                               self->set_idle();
+                             } else {
+                               outcome.holding->set_release_hook([weak] {
+                                 if (auto s = weak.lock()) s->set_idle();
+                               });
+                             }
                            }
-                         }
-                         done(std::move(outcome));
-                       });
+                           done(std::move(outcome));
+                         });
+    } catch (...) {
+      set_idle();
+      throw;
+    }
   }
 
   // Blocks for the outcome of an attempt. Returns the Lease, timed_out as an error code, and

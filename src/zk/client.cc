@@ -128,13 +128,15 @@ void Client::die(std::error_code reason) {
   for (auto& [id, observer] : observers) observer(reason);
 }
 
-void Client::on_session_event(zhandle_t*, int type, int state, const char*, void* ctx) {
-  if (type == ZOO_SESSION_EVENT) static_cast<Client*>(ctx)->handle_state(state);
+void Client::on_session_event(zhandle_t* handle, int type, int state, const char*, void* ctx) {
+  if (type == ZOO_SESSION_EVENT) static_cast<Client*>(ctx)->handle_state(handle, state);
 }
 
-void Client::handle_state(int state) {
+// `handle` is the callback's own: the first event can come before zookeeper_init2() returned
+// and handle_ was set.
+void Client::handle_state(zhandle_t* handle, int state) {
   if (state == ZOO_CONNECTED_STATE) {
-    session_id_ = zoo_client_id(handle_)->client_id;
+    session_id_ = zoo_client_id(handle)->client_id;
     std::vector<Completion> waiters;
     {
       std::lock_guard lock(mu_);

@@ -118,7 +118,7 @@ class Client : public std::enable_shared_from_this<Client> {
 
   static void on_session_event(zhandle_t*, int type, int state, const char* path, void* ctx);
   static void on_node_event(zhandle_t*, int type, int state, const char* path, void* ctx);
-  void handle_state(int state);
+  void handle_state(zhandle_t* handle, int state);
   void die(std::error_code reason);
   std::uint64_t add_watch(const std::string& path, WatchFn fn);
   void drop_watch(const std::string& path, std::uint64_t id);

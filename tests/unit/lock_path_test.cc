@@ -1,0 +1,91 @@
+// Lock path validation (lock_path.h): one rule set for every backend.
+#include "lock_path.h"
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <dlock/error.h>
+
+namespace {
+
+using dlock::detail::check_lock_path;
+using dlock::detail::path_prefixes;
+
+struct PathCase {
+  std::string test_name;
+  std::string path;
+};
+
+void PrintTo(const PathCase& c, std::ostream* os) { *os << testing::PrintToString(c.path); }
+
+std::string case_name(const testing::TestParamInfo<PathCase>& info) { return info.param.test_name; }
+
+class ValidPathTest : public testing::TestWithParam<PathCase> {};
+
+TEST_P(ValidPathTest, IsAccepted) { EXPECT_NO_THROW(check_lock_path(GetParam().path)); }
+
+INSTANTIATE_TEST_SUITE_P(CheckLockPath, ValidPathTest,
+                         testing::ValuesIn(std::vector<PathCase>{
+                             {"OneComponent", "/a"},
+                             {"TwoComponents", "/locks/orders"},
+                             {"Punctuation", "/a-b_c.d/e"},
+                             {"ZookeeperAsPrefixOfAName", "/zookeeperish"},
+                             {"ZookeeperBelowTheRoot", "/a/zookeeper"},
+                             {"DotsInAName", "/a/..b/c."},
+                             {"MaximumLength1024", "/" + std::string(1023, 'a')},
+                             // Ordinary BMP characters, which the server stores as given.
+                             {"Latin1Letter", "/caf\xc3\xa9"},
+                             {"EuroSign", "/\xe2\x82\xac"},
+                         }),
+                         case_name);
+
+class InvalidPathTest : public testing::TestWithParam<PathCase> {};
+
+TEST_P(InvalidPathTest, ThrowsInvalidPathNamingIt) {
+  const std::string& path = GetParam().path;
+  try {
+    check_lock_path(path);
+    ADD_FAILURE() << "accepted " << testing::PrintToString(path);
+  } catch (const dlock::Error& e) {
+    EXPECT_EQ(e.code(), dlock::errc::invalid_path);
+    EXPECT_NE(std::string(e.what()).find("'" + path + "'"), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CheckLockPath, InvalidPathTest,
+    testing::ValuesIn(std::vector<PathCase>{
+        {"Empty", ""},
+        {"Relative", "a"},
+        {"Root", "/"},
+        {"TrailingSlash", "/a/"},
+        {"LeadingEmptyComponent", "//a"},
+        {"InnerEmptyComponent", "/a//b"},
+        {"DotComponent", "/a/./b"},
+        {"DotDotComponent", "/a/../b"},
+        {"ReservedZookeeper", "/zookeeper"},
+        {"UnderReservedZookeeper", "/zookeeper/x"},
+        {"Newline", "/a\nb"},
+        {"Delete", "/a\x7f"},
+        {"Length1025", "/" + std::string(1024, 'a')},
+        // errc::invalid_path promises to catch "a character ZooKeeper refuses". The server's
+        // PathUtils.validatePath refuses these UTF-16 units: U+007F..U+009F, U+D800..U+F8FF
+        // (every character outside the BMP, as a surrogate pair, and the private use area) and
+        // U+FFF0..U+FFFF (U+FFFD is what invalid UTF-8 decodes to).
+        {"C1ControlNextLine", "/a\xc2\x85"},
+        {"PrivateUse", "/a\xee\x80\x80"},
+        {"OutsideBmp", "/a\xf0\x9f\x94\x92"},
+        {"NotUtf8", "/a\xff"},
+    }),
+    case_name);
+
+TEST(PathPrefixes, ListsEveryAncestorAndThePath) {
+  EXPECT_EQ(path_prefixes("/a/b/c"), (std::vector<std::string>{"/a", "/a/b", "/a/b/c"}));
+  EXPECT_EQ(path_prefixes("/locks/orders"), (std::vector<std::string>{"/locks", "/locks/orders"}));
+  EXPECT_EQ(path_prefixes("/a"), (std::vector<std::string>{"/a"}));
+}
+
+}  // namespace
