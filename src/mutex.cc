@@ -71,7 +71,7 @@ struct Mutex::State : std::enable_shared_from_this<Mutex::State> {
 Mutex::Mutex(std::shared_ptr<Backend> backend, std::string path, LockOptions options)
     : state_(std::make_shared<State>()) {
   if (!backend) throw Error(errc::invalid_argument, "Mutex: no backend");
-  state_->contender = backend->make_exclusive_contender(path, options);
+  state_->contender = backend->make_contender(path, {}, options);
   state_->backend = std::move(backend);
   state_->path = std::move(path);
 }

@@ -26,6 +26,14 @@ struct LockOptions {
   std::string label{};
 };
 
+// What one contender asks for. A Mutex is one exclusive contender; a SharedMutex is a reader
+// or a writer on one path; a Semaphore admits at most `permits` holders.
+struct ContenderSpec {
+  enum class Role { exclusive, reader, writer, semaphore };
+  Role role = Role::exclusive;
+  std::uint32_t permits = 1;  // semaphore only
+};
+
 // One contender of a lock as another process can see it. Fields a contender did not record
 // (a Curator client writes only its IP address) are empty or zero.
 struct QueueEntry {
@@ -59,10 +67,11 @@ class Backend : public std::enable_shared_from_this<Backend> {
   virtual LockStatus status(std::string_view path, Clock::time_point deadline) = 0;
   LockStatus status(std::string_view path) { return status(path, Clock::now() + kStatusTimeout); }
 
-  // For the lock handles: one contender for an exclusive lock at `path`. Throws
-  // dlock::Error(invalid_path) for a path the backend cannot name.
-  virtual std::unique_ptr<detail::Contender> make_exclusive_contender(std::string_view path,
-                                                                      const LockOptions&) = 0;
+  // For the lock handles: one contender at `path`. Throws dlock::Error: invalid_path for a
+  // path the backend cannot name, not_supported for a role it cannot offer honestly.
+  virtual std::unique_ptr<detail::Contender> make_contender(std::string_view path,
+                                                            const ContenderSpec& spec,
+                                                            const LockOptions& options) = 0;
   // The executor that runs user callbacks for handles of this backend.
   virtual detail::Executor& executor() noexcept = 0;
 

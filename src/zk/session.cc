@@ -376,9 +376,13 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
   return status;
 }
 
-std::unique_ptr<detail::Contender> Session::make_exclusive_contender(std::string_view path,
-                                                                     const LockOptions& options) {
+std::unique_ptr<detail::Contender> Session::make_contender(std::string_view path,
+                                                           const ContenderSpec& spec,
+                                                           const LockOptions& options) {
   detail::check_lock_path(path);
+  if (spec.role != ContenderSpec::Role::exclusive) {
+    throw Error(errc::not_supported, "only exclusive locks on ZooKeeper yet");
+  }
   if (options.label.size() > 256) throw Error(errc::invalid_argument, "label over 256 bytes");
   std::weak_ptr<Impl> weak = impl_;
   return std::make_unique<engine::ZkContender>(

@@ -109,8 +109,9 @@ class Session : public Backend {
   std::string_view scheme() const noexcept override { return "zk"; }
   LockStatus status(std::string_view path, Clock::time_point deadline) override;
   using Backend::status;
-  std::unique_ptr<detail::Contender> make_exclusive_contender(std::string_view path,
-                                                              const LockOptions&) override;
+  std::unique_ptr<detail::Contender> make_contender(std::string_view path,
+                                                    const ContenderSpec& spec,
+                                                    const LockOptions& options) override;
   detail::Executor& executor() noexcept override;
 
   class Impl;
