@@ -86,6 +86,11 @@ class Contender {
   // Ends the attempt in flight, if any, as if cancelled; its node is cleaned up in the
   // background.
   virtual void abandon() noexcept = 0;
+
+  // Takes this contender's role at the queue position of `held`, a holding of the same handle
+  // in another role (a writer downgrading to a reader), so nobody queued can get in between.
+  // `done` as for acquire(). Backends that cannot do it report errc::not_supported.
+  virtual void acquire_beside(const Holding& held, Done done);
 };
 
 }  // namespace dlock::detail

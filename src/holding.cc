@@ -1,3 +1,5 @@
+#include <dlock/error.h>
+
 #include "contender.h"
 #include "executor.h"
 
@@ -6,6 +8,10 @@ namespace dlock::detail {
 void Holding::mark_lost(Executor& executor) {
   std::call_once(lost_once_,
                  [&] { executor.post([source = lost_]() mutable { source.request_stop(); }); });
+}
+
+void Contender::acquire_beside(const Holding&, Done done) {
+  done(Outcome::failure(errc::not_supported, "downgrade"));
 }
 
 void Holding::release() noexcept {

@@ -3,9 +3,12 @@
 #define DLOCK_DLOCK_H_
 
 #include <dlock/backend.h>
+#include <dlock/basic_lock.h>
 #include <dlock/error.h>
 #include <dlock/lease.h>
 #include <dlock/mutex.h>
+#include <dlock/semaphore.h>
+#include <dlock/shared_mutex.h>
 #include <dlock/zk/session.h>
 
 #endif  // DLOCK_DLOCK_H_

@@ -1,5 +1,4 @@
-// dlock::Mutex: a fair, exclusive, distributed lock. Meets the standard's TimedLockable, so
-// std::lock_guard, std::unique_lock and std::scoped_lock work with it.
+// dlock::Mutex: a fair, exclusive, distributed lock (TimedLockable).
 //
 //   dlock::Mutex m(session, "/locks/orders");
 //   {
@@ -10,101 +9,21 @@
 #ifndef DLOCK_MUTEX_H_
 #define DLOCK_MUTEX_H_
 
-#include <chrono>
-#include <cstdint>
-#include <functional>
 #include <memory>
-#include <mutex>
-#include <stop_token>
 #include <string>
-#include <system_error>
 
-#include <dlock/backend.h>
-#include <dlock/lease.h>
+#include <dlock/basic_lock.h>
 
 namespace dlock {
 
-// One contender for the lock at a path. Two Mutex objects on one path contend like two
-// processes; one Mutex cannot lock twice (not re-entrant). Ownership is the object, not the
-// thread: any thread may unlock what another locked.
-//
-// Deadlines cover the whole operation: creating the lock node, recovering from lost replies,
-// reconnecting and waiting. After a timeout or cancellation no node of ours is left queued;
-// that clean-up runs in the background and never depends on the caller's deadline.
-//
-// Thread safety: all members may be called concurrently; a second lock attempt while one is
-// in flight or held fails with errc::already_locked.
-class Mutex {
+// First come, first served; one release wakes one waiter. On ZooKeeper the lock is Apache
+// Curator's InterProcessMutex on the wire: the two exclude each other on one path. The
+// surface and its errors are BasicLock's.
+class Mutex : public BasicLock {
  public:
   // `path` is slash-separated and absolute ("/locks/orders"); its parents are created as
   // needed. Throws dlock::Error(invalid_path) if the backend cannot name it.
   Mutex(std::shared_ptr<Backend> backend, std::string path, LockOptions options = {});
-  Mutex(const Mutex&) = delete;
-  Mutex& operator=(const Mutex&) = delete;
-  // Releases the lock if held and abandons an attempt in flight (its node is cleaned up).
-  ~Mutex();
-
-  // Blocks until the lock is held. Throws dlock::Error: already_locked, unorderable_path,
-  // session_expired or connection_lost (the session died while waiting), session_closed,
-  // connect_failed (no server within the session's connect timeout), auth_failed,
-  // permission_denied, backend_failure.
-  void lock();
-  // As lock(), and throws dlock::Error(cancelled) once `stop` is triggered.
-  void lock(std::stop_token stop);
-
-  // One look, no waiting: true if the lock was free and is now held. On ZooKeeper a busy lock
-  // costs one read and no write. Throws as lock() for everything but contention.
-  bool try_lock();
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until(Clock::now() + std::chrono::ceil<Clock::duration>(timeout));
-  }
-  template <class C, class Duration>
-  bool try_lock_until(const std::chrono::time_point<C, Duration>& deadline) {
-    return try_lock_until(to_steady(deadline), std::stop_token{});
-  }
-  // False on timeout; throws dlock::Error(cancelled) once `stop` is triggered, and as lock().
-  bool try_lock_until(Clock::time_point deadline, std::stop_token stop);
-
-  // Releases the lock taken by lock()/try_lock*(). Never throws, never blocks on the network;
-  // does nothing if not held.
-  void unlock() noexcept;
-
-  // True while a lock taken by lock()/try_lock*() is held (even if lost; see lost()).
-  bool owns_lock() const noexcept;
-  // The fencing token of the held lock. Throws dlock::Error(not_locked) if not held.
-  std::uint64_t token() const;
-  // Fires when the held lock is lost (see Lease::lost()). Throws dlock::Error(not_locked).
-  std::stop_token lost() const;
-
-  // The explicit surface. Acquires and returns the Lease instead of keeping it in the Mutex;
-  // the Mutex counts as locked until the Lease is released. Throws dlock::Error as lock(),
-  // plus timed_out when `deadline` passes and cancelled when `stop` fires.
-  Lease acquire(Clock::time_point deadline = Clock::time_point::max(), std::stop_token stop = {});
-
-  // Starts an acquisition and returns at once. `done` runs exactly once on the backend's
-  // executor thread with either an empty error and the Lease, or an error (the codes of
-  // acquire()) and an empty Lease. `done` must not block for long. Destroying the Mutex
-  // before `done` ran cancels the attempt (done gets cancelled).
-  using AcquireCallback = std::function<void(std::error_code, Lease)>;
-  void async_acquire(AcquireCallback done, Clock::time_point deadline = Clock::time_point::max(),
-                     std::stop_token stop = {});
-
-  const std::string& path() const noexcept;
-
- private:
-  struct State;
-
-  template <class C, class Duration>
-  static Clock::time_point to_steady(const std::chrono::time_point<C, Duration>& t) {
-    if constexpr (std::is_same_v<C, Clock>) {
-      return std::chrono::time_point_cast<Clock::duration>(t);
-    } else {
-      return Clock::now() + std::chrono::ceil<Clock::duration>(t - C::now());
-    }
-  }
-
-  std::shared_ptr<State> state_;
 };
 
 }  // namespace dlock

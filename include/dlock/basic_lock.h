@@ -1,0 +1,110 @@
+// dlock::BasicLock: the standard lock surface shared by Mutex and Semaphore.
+#ifndef DLOCK_BASIC_LOCK_H_
+#define DLOCK_BASIC_LOCK_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <system_error>
+#include <type_traits>
+
+#include <dlock/backend.h>
+#include <dlock/lease.h>
+
+namespace dlock {
+
+namespace detail {
+class LockHandle;
+
+// Converts a deadline on any clock to the steady clock the library measures with.
+template <class C, class Duration>
+Clock::time_point to_steady(const std::chrono::time_point<C, Duration>& t) {
+  if constexpr (std::is_same_v<C, Clock>) {
+    return std::chrono::time_point_cast<Clock::duration>(t);
+  } else {
+    return Clock::now() + std::chrono::ceil<Clock::duration>(t - C::now());
+  }
+}
+}  // namespace detail
+
+// One contender for a lock at a path, with the standard's TimedLockable surface (so
+// std::lock_guard, std::unique_lock and std::scoped_lock work) and an explicit one. Two
+// handles on one path contend like two processes; one handle cannot lock twice (it is not
+// re-entrant). Ownership is the object, not the thread: any thread may unlock.
+//
+// Deadlines cover the whole operation: creating the lock entry, recovering from lost replies,
+// reconnecting and waiting. After a timeout or cancellation nothing of ours stays queued;
+// that clean-up runs in the background and never depends on the caller's deadline.
+//
+// Thread safety: all members may be called concurrently; a second attempt while one is in
+// flight or held fails with errc::already_locked.
+class BasicLock {
+ public:
+  BasicLock(const BasicLock&) = delete;
+  BasicLock& operator=(const BasicLock&) = delete;
+  // Releases the lock if held and abandons an attempt in flight (its entry is cleaned up).
+  ~BasicLock();
+
+  // Blocks until the lock is held. Throws dlock::Error: already_locked, unorderable_path,
+  // session_expired or connection_lost (the session died while waiting), session_closed,
+  // connect_failed (no server within the session's connect timeout), auth_failed,
+  // permission_denied, invalid_argument (a semaphore whose permits disagree), backend_failure.
+  void lock();
+  // As lock(), and throws dlock::Error(cancelled) once `stop` is triggered.
+  void lock(std::stop_token stop);
+
+  // One look, no waiting: true if the lock was free and is now held. On ZooKeeper a busy lock
+  // costs one read and no write. Throws as lock() for everything but contention.
+  bool try_lock();
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+    return try_lock_until(Clock::now() + std::chrono::ceil<Clock::duration>(timeout),
+                          std::stop_token{});
+  }
+  template <class C, class Duration>
+  bool try_lock_until(const std::chrono::time_point<C, Duration>& deadline) {
+    return try_lock_until(detail::to_steady(deadline), std::stop_token{});
+  }
+  // False on timeout; throws dlock::Error(cancelled) once `stop` is triggered, and as lock().
+  bool try_lock_until(Clock::time_point deadline, std::stop_token stop);
+
+  // Releases the lock taken by lock()/try_lock*(). Never throws, never blocks on the network;
+  // does nothing if not held.
+  void unlock() noexcept;
+
+  // True while a lock taken by lock()/try_lock*() is held (even if lost; see lost()).
+  bool owns_lock() const noexcept;
+  // The fencing token of the held lock. Throws dlock::Error(not_locked) if not held.
+  std::uint64_t token() const;
+  // Fires when the held lock is lost (see Lease::lost()). Throws dlock::Error(not_locked).
+  std::stop_token lost() const;
+
+  // The explicit surface. Acquires and returns the Lease instead of keeping it in the handle;
+  // the handle counts as locked until the Lease is released. Throws dlock::Error as lock(),
+  // plus timed_out when `deadline` passes and cancelled when `stop` fires.
+  Lease acquire(Clock::time_point deadline = Clock::time_point::max(), std::stop_token stop = {});
+
+  // Starts an acquisition and returns at once. `done` runs exactly once on the backend's
+  // executor thread with either an empty error and the Lease, or an error (the codes of
+  // acquire()) and an empty Lease; it must not block for long. Destroying the handle before
+  // `done` ran cancels the attempt (done gets cancelled). Throws already_locked at once.
+  using AcquireCallback = std::function<void(std::error_code, Lease)>;
+  void async_acquire(AcquireCallback done, Clock::time_point deadline = Clock::time_point::max(),
+                     std::stop_token stop = {});
+
+  const std::string& path() const noexcept;
+
+ protected:
+  BasicLock(std::shared_ptr<Backend> backend, std::string path, ContenderSpec spec,
+            const LockOptions& options);
+
+ private:
+  std::shared_ptr<detail::LockHandle> handle_;
+};
+
+}  // namespace dlock
+
+#endif  // DLOCK_BASIC_LOCK_H_

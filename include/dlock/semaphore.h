@@ -1,0 +1,35 @@
+// dlock::Semaphore: at most N holders at once, fair, one waiter woken per release.
+//
+//   dlock::Semaphore gpus(session, "/locks/gpu", 4);
+//   std::lock_guard slot(gpus);   // one of four
+#ifndef DLOCK_SEMAPHORE_H_
+#define DLOCK_SEMAPHORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <dlock/basic_lock.h>
+
+namespace dlock {
+
+// Waiters are served in arrival order; each release lets exactly one in. Every process must
+// use the same `permits` for a path: the first records it, and a handle asking for another
+// number fails with errc::invalid_argument instead of admitting more holders than intended.
+// On ZooKeeper this is not Curator's InterProcessSemaphoreV2 layout (see docs/protocol.md).
+// The surface and its errors are BasicLock's.
+class Semaphore : public BasicLock {
+ public:
+  // Throws dlock::Error: invalid_path, invalid_argument (permits is 0).
+  Semaphore(std::shared_ptr<Backend> backend, std::string path, std::uint32_t permits,
+            LockOptions options = {});
+
+  std::uint32_t permits() const noexcept { return permits_; }
+
+ private:
+  std::uint32_t permits_;
+};
+
+}  // namespace dlock
+
+#endif  // DLOCK_SEMAPHORE_H_
