@@ -6,6 +6,7 @@
 #include <dlock/basic_lock.h>
 #include <dlock/error.h>
 #include <dlock/lease.h>
+#include <dlock/multi_lock.h>
 #include <dlock/mutex.h>
 #include <dlock/semaphore.h>
 #include <dlock/shared_mutex.h>

@@ -1,6 +1,7 @@
 #include "acquisition.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <dlock/error.h>
 
@@ -81,10 +82,15 @@ void Acquisition::probe() {
                                              const zk::Stat&) {
         if (zk::is_connection_error(ec)) return self->when_connected([self] { self->probe(); });
         if (ec && ec != zk::Code::no_node) return self->fail(ec, "listing " + self->site_.dir);
-        if (children.empty()) return self->create();
-        std::string offender;
+                std::string offender;
         if (sort_children(children, self->site_.policy->markers, &offender)) {
           return self->fail(errc::unorderable_path, self->child_path(offender));
+        }
+        // Would a newcomer, queued last, hold at once? Only then is a node worth creating.
+        const Policy& policy = *self->site_.policy;
+        children.push_back(std::string(policy.stem) + "9999999999");
+        if (policy.decide(children, children.size() - 1, self->site_.permits).held) {
+          return self->create();
         }
         self->fail(errc::timed_out);
       });
@@ -102,8 +108,10 @@ void Acquisition::create() {
     prefix = prefix_;
     node_.clear();
     lower_.clear();
+    if (own_watch_) std::exchange(own_watch_, nullptr)->stop();
   }
   auto self = shared_from_this();
+  if (site_.policy->records_permits) check_permits();
   // FIFO order within a session: the listing is served after the create, so it includes our
   // node and the caller waits for one round trip, not two.
   site_.client->create(
@@ -157,6 +165,24 @@ void Acquisition::on_created(unsigned round, std::error_code ec, const std::stri
   }
 }
 
+// Processes that disagree on the permits would admit too many holders: the lock directory
+// records them when created, and every attempt compares (one read, pipelined before its
+// create, so its answer comes first).
+void Acquisition::check_permits() {
+  site_.client->get_data(
+      site_.dir, nullptr,
+      [self = shared_from_this()](std::error_code ec, std::string recorded, const zk::Stat&) {
+        if (ec) return;  // no directory yet: the create fails too, and parents get created
+        const std::string wanted = std::to_string(self->site_.permits);
+        if (recorded == wanted) return;
+        self->fail(
+            errc::invalid_argument,
+            recorded.empty()
+                ? "not a semaphore (no permits recorded); this handle asked for " + wanted
+                : "the semaphore has " + recorded + " permits; this handle asked for " + wanted);
+      });
+}
+
 // Creates the missing ancestors as containers, all requests pipelined, then creates again.
 void Acquisition::create_parents(unsigned round) {
   const std::vector<std::string> parents = detail::path_prefixes(site_.dir);
@@ -164,8 +190,10 @@ void Acquisition::create_parents(unsigned round) {
   auto outcome = std::make_shared<std::error_code>();
   for (std::size_t i = 0; i < parents.size(); ++i) {
     const bool last = i + 1 == parents.size();
+    const std::string data =
+        last && site_.policy->records_permits ? std::to_string(site_.permits) : std::string();
     site_.client->create(
-        parents[i], "", zk::CreateMode::container,
+        parents[i], data, zk::CreateMode::container,
         [self, round, outcome, last, first = i == 0](std::error_code ec, std::string,
                                                      const zk::Stat&) {
           if (ec && ec != zk::Code::node_exists && !*outcome) {
@@ -210,7 +238,7 @@ void Acquisition::on_listed(unsigned round, std::error_code ec, std::vector<std:
     return create();
   }
   const std::size_t index = static_cast<std::size_t>(ours - children.begin());
-  const Decision decision = site_.policy->decide(children, index);
+  const Decision decision = site_.policy->decide(children, index, site_.permits);
   if (decision.held) return succeed(lock);
   if (try_once_) {
     lock.unlock();
@@ -222,8 +250,30 @@ void Acquisition::on_listed(unsigned round, std::error_code ec, std::vector<std:
     lower_.assign({children[decision.watch]});
   }
   phase_ = Phase::waiting;
+  std::shared_ptr<NodeWatch> own_watch;
+  if (!own_watch_)
+    own_watch = own_watch_ = std::make_shared<NodeWatch>(site_.client, child_path(node_));
   lock.unlock();
+  if (own_watch) {
+    // While we wait, someone may delete our node: then our successor, woken by that, counts us
+    // gone, and we must not take the lock when our predecessor leaves. Queue again instead.
+    own_watch->on_gone([self = shared_from_this(), round] { self->on_own_node_gone(round); });
+    own_watch->start();
+  }
   watch_predecessor(round);
+}
+
+void Acquisition::on_own_node_gone(unsigned round) {
+  {
+    std::lock_guard lock(mu_);
+    if (round != round_ || phase_ == Phase::done) return;
+  }
+  create();
+}
+
+std::string Acquisition::watch_target_locked() const {
+  return site_.policy->lower_nodes_only_leave ? lower_[lower_.size() - site_.permits]
+                                              : lower_.front();
 }
 
 void Acquisition::watch_predecessor(unsigned round) {
@@ -231,7 +281,7 @@ void Acquisition::watch_predecessor(unsigned round) {
   {
     std::lock_guard lock(mu_);
     if (round != round_ || phase_ != Phase::waiting) return;
-    target = lower_.back();
+    target = watched_ = watch_target_locked();
   }
   auto self = shared_from_this();
   // getData, not exists: exists would leave a watch behind on a node that is already gone.
@@ -256,19 +306,19 @@ void Acquisition::watch_predecessor(unsigned round) {
 
 void Acquisition::on_predecessor_gone(unsigned round, const std::string& name) {
   std::unique_lock lock(mu_);
-  if (round != round_ || phase_ != Phase::waiting || lower_.empty() || lower_.back() != name) {
-    return;
-  }
-  lower_.pop_back();
-  if (site_.policy->lower_nodes_only_leave) {
-    // Hand-off without a round trip: no node can appear below ours, and all we saw are gone.
-    if (lower_.empty()) return succeed(lock);
+  if (round != round_ || phase_ != Phase::waiting || name != watched_) return;
+  watched_.clear();
+  if (!site_.policy->lower_nodes_only_leave) {
+    phase_ = Phase::listing;
     lock.unlock();
-    return watch_predecessor(round);
+    return list(round);
   }
-  phase_ = Phase::listing;
+  lower_.erase(std::find(lower_.begin(), lower_.end(), name));
+  // Hand-off without a round trip: no node can appear below ours, and of those we saw fewer
+  // than `permits` can still be there.
+  if (lower_.size() < site_.permits) return succeed(lock);
   lock.unlock();
-  list(round);
+  watch_predecessor(round);
 }
 
 // After a lost create reply: find our node by its uuid, on a listing made after sync() so that
@@ -323,8 +373,8 @@ void Acquisition::on_recovery_listing(unsigned round, const std::string& prefix,
 }
 
 void Acquisition::succeed(std::unique_lock<std::mutex>& lock) {
-  finish(lock, detail::Outcome::success(
-                   std::make_shared<ZkHolding>(site_.client, child_path(node_), token_)));
+  finish(lock, detail::Outcome::success(std::make_shared<ZkHolding>(site_.client, child_path(node_),
+                                                                    token_, own_watch_)));
 }
 
 void Acquisition::fail(std::error_code reason, std::string context) {
@@ -332,6 +382,7 @@ void Acquisition::fail(std::error_code reason, std::string context) {
   if (phase_ == Phase::done) return;
   // A node of ours that the server confirmed is deleted here; a create still in flight or
   // being recovered is cleaned up where its outcome arrives (on_created, on_recovery_listing).
+  if (own_watch_) own_watch_->stop();  // before the delete, so it notifies nobody of ours
   if (!node_.empty()) site_.client->remove_in_background(child_path(node_));
   auto outcome = detail::Outcome::failure(zk::to_dlock_error(reason), std::move(context));
   if (outcome.error != reason) {

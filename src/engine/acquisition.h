@@ -23,6 +23,7 @@
 #include "../contender.h"
 #include "../executor.h"
 #include "../zk/client.h"
+#include "node_watch.h"
 #include "policy.h"
 
 namespace dlock::engine {
@@ -33,6 +34,7 @@ struct LockSite {
   std::string dir;   // the lock path: contender nodes are its children
   std::string data;  // written into our node
   const Policy* policy;
+  std::uint32_t permits;  // how many may hold at once: 1 but for semaphores
   // An attempt that starts while the session is disconnected fails with connect_failed and
   // this message if no server answers within the timeout.
   std::chrono::milliseconds connect_timeout;
@@ -58,6 +60,7 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   void begin();
   void probe();
   void create();
+  void check_permits();
   void create_parents(unsigned round);
   void on_created(unsigned round, std::error_code ec, const std::string& created,
                   const zk::Stat& stat);
@@ -66,8 +69,10 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   void recover(unsigned round, std::string prefix);
   void on_recovery_listing(unsigned round, const std::string& prefix,
                            std::vector<std::string> children);
+  std::string watch_target_locked() const;
   void watch_predecessor(unsigned round);
   void on_predecessor_gone(unsigned round, const std::string& name);
+  void on_own_node_gone(unsigned round);
   // Retries `step` once connected, or fails with the reason the client died.
   void when_connected(std::function<void()> step);
   // REQUIRES: mu_ held by `lock`; unlocks it.
@@ -82,11 +87,16 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   std::mutex mu_;
   detail::Contender::Done done_;
   Phase phase_ = Phase::connecting;
-  unsigned round_ = 0;              // bumped by every create; replies of older rounds are stale
-  std::string prefix_;              // protection prefix of the current create
-  std::string node_;                // our node's name, once the server confirmed it
-  std::uint64_t token_ = 0;         // czxid of our node
-  std::vector<std::string> lower_;  // nodes sorting before ours, not yet seen gone; back() watched
+  unsigned round_ = 0;       // bumped by every create; replies of older rounds are stale
+  std::string prefix_;       // protection prefix of the current create
+  std::string node_;         // our node's name, once the server confirmed it
+  std::uint64_t token_ = 0;  // czxid of our node
+                             // The nodes we wait for: all that sorted before ours and are not yet
+                             // seen gone when they can
+  // only leave, else the one the policy named.
+  std::vector<std::string> lower_;
+  std::string watched_;                   // the node of lower_ we watch now
+  std::shared_ptr<NodeWatch> own_watch_;  // on our node while we wait
   std::optional<detail::Executor::TimerId> timer_;
   zk::Client::ObserverId observer_ = 0;
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;

@@ -6,10 +6,13 @@
 #define DLOCK_SRC_ENGINE_POLICY_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <dlock/backend.h>
 
 namespace dlock::engine {
 
@@ -20,19 +23,34 @@ struct Decision {
 };
 
 struct Policy {
-  // The node name stem after the protection prefix ("lock-"); the server appends the sequence.
+  // The node name stem after the protection prefix; the server appends the sequence.
   std::string_view stem;
-  // Sort-key markers (see node_name.h).
+  // Sort-key markers (see node_name.h); one directory holds one kind of lock.
   std::vector<std::string_view> markers;
-  // `sorted` is every contender in lock order, `ours` our index in it.
-  Decision (*decide)(std::span<const std::string> sorted, std::size_t ours);
+  // `sorted` is every contender in lock order, `ours` our index in it, `permits` how many may
+  // hold at once (1 but for semaphores).
+  Decision (*decide)(std::span<const std::string> sorted, std::size_t ours, std::uint32_t permits);
   // True when every node sorting before ours can only go away, never appear: then a waiter
-  // may take the lock when it has seen all of them go, without listing the directory again.
+  // counts down the nodes it saw below it and takes the lock when fewer than `permits` are
+  // left, without listing the directory again. Not so on read-write paths, where a
+  // downgrading writer (ours or Curator's) adds a read node at its own position.
   bool lower_nodes_only_leave;
+  // True when the lock directory records the permits and every contender checks them.
+  bool records_permits;
 };
 
 // Curator's InterProcessMutex: the first contender holds; every other watches the one before.
 const Policy& exclusive_policy();
+// Curator's InterProcessReadWriteLock, with readers waiting for the last writer ahead of them
+// only (Curator's readers watch the first, and so wake once per writer ahead).
+const Policy& writer_policy();
+const Policy& reader_policy();
+// The first `permits` contenders hold; a waiter watches the node `permits` places ahead.
+const Policy& semaphore_policy();
+
+const Policy& policy_for(ContenderSpec::Role role);
+// The policy a child of a lock directory contends under, judged by its name (for status).
+const Policy& policy_of_node(std::string_view name);
 
 }  // namespace dlock::engine
 

@@ -25,12 +25,14 @@ class ZkContender : public detail::Contender {
     std::string label;  // goes into each node's holder data (see holder_data.h)
     std::chrono::milliseconds connect_timeout{};  // for an attempt that starts disconnected
     std::string connect_failure{};                // the message when that passes
+    std::uint32_t permits = 1;                    // semaphores: how many may hold at once
   };
   ZkContender(ClientSource clients, Site site, const Policy& policy);
   ~ZkContender() override;
 
   void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
   void abandon() noexcept override;
+  void acquire_beside(const detail::Holding& held, Done done) override;
 
  private:
   const ClientSource clients_;

@@ -11,20 +11,24 @@
 #include "../contender.h"
 #include "../executor.h"
 #include "../zk/client.h"
+#include "node_watch.h"
 
 namespace dlock::engine {
 
 class ZkHolding : public detail::Holding, public std::enable_shared_from_this<ZkHolding> {
  public:
-  // The watch on our own node only catches someone else deleting it (session loss is seen
-  // through the session), so it is set this long after acquisition: the many short holds of
-  // a busy queue then neither pay for it nor have their own delete fire it.
+  // A holder that did not wait has no watch on its own node yet. That watch only catches
+  // someone else deleting the node (session loss is seen through the session), so it is set
+  // this long after acquisition: the many short holds of a busy queue then neither pay for it
+  // nor have their own delete fire it.
   static constexpr std::chrono::milliseconds kOwnWatchDelay{10};
 
-  ZkHolding(std::shared_ptr<zk::Client> client, std::string node, std::uint64_t token);
+  // `own_watch` is the watch a waiting contender already has on `node`, or null.
+  ZkHolding(std::shared_ptr<zk::Client> client, std::string node, std::uint64_t token,
+            std::shared_ptr<NodeWatch> own_watch);
   ~ZkHolding() override;
 
-  // Starts watching for loss: the session dying now, our node's deletion from kOwnWatchDelay.
+  // Starts watching for loss: the session dying, and our node's deletion.
   void watch();
 
   // The session the lock was taken on (for fenced writes).
@@ -34,15 +38,14 @@ class ZkHolding : public detail::Holding, public std::enable_shared_from_this<Zk
   void do_release() noexcept override;
 
  private:
-  void watch_node();
+  void watch_node(std::shared_ptr<NodeWatch> own_watch);
 
   const std::shared_ptr<zk::Client> client_;
   zk::Client::ObserverId observer_ = 0;
 
-  std::mutex mu_;  // the watch is (re)armed from the executor and the C client's thread
+  std::mutex mu_;
+  std::shared_ptr<NodeWatch> own_watch_;
   std::optional<detail::Executor::TimerId> watch_timer_;
-  std::uint64_t watch_id_ = 0;
-  bool watch_confirmed_ = false;  // the server acknowledged the watch; it can be removed
 };
 
 }  // namespace dlock::engine

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <future>
 #include <map>
 #include <optional>
@@ -340,6 +341,11 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
   detail::check_lock_path(path);
   auto client = impl_->client_or_throw();
   const std::string dir(path);
+  // The directory's data holds a semaphore's permits; read it in the same round trip.
+  Pending<std::string> recorded_permits;
+  client->get_data(dir, nullptr,
+                   [set = recorded_permits.setter()](std::error_code, std::string data,
+                                                     const Stat&) { set(std::move(data)); });
   using Listing = std::pair<std::error_code, std::vector<std::string>>;
   Pending<Listing> listing;
   client->get_children(
@@ -351,10 +357,16 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
   LockStatus status{.path = dir};
   if (ec == Code::no_node) return status;
   throw_if(ec, "listing " + dir);
+  const std::string permits_text = recorded_permits.get(deadline, "reading " + dir);
+  if (children.empty()) return status;
+  // One directory holds one kind of lock; its nodes' names say which.
+  const engine::Policy& kind = engine::policy_of_node(children.front());
   std::string offender;
-  if (engine::sort_children(children, engine::exclusive_policy().markers, &offender)) {
+  if (engine::sort_children(children, kind.markers, &offender)) {
     throw Error(errc::unorderable_path, dir + "/" + offender);
   }
+  const std::uint32_t permits =
+      kind.records_permits ? static_cast<std::uint32_t>(std::atoi(permits_text.c_str())) : 1;
   // One pipelined read per contender; a contender that left meanwhile is skipped.
   std::vector<Pending<std::optional<QueueEntry>>> reads(children.size());
   for (std::size_t i = 0; i < children.size(); ++i) {
@@ -368,10 +380,11 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
                        set(std::move(entry));
                      });
   }
-  for (auto& read : reads) {
-    std::optional<QueueEntry> entry = read.get(deadline, "reading the contenders of " + dir);
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    std::optional<QueueEntry> entry = reads[i].get(deadline, "reading the contenders of " + dir);
     if (!entry) continue;
-    (status.holders.empty() ? status.holders : status.waiters).push_back(std::move(*entry));
+    const bool held = engine::policy_of_node(children[i]).decide(children, i, permits).held;
+    (held ? status.holders : status.waiters).push_back(std::move(*entry));
   }
   return status;
 }
@@ -380,9 +393,7 @@ std::unique_ptr<detail::Contender> Session::make_contender(std::string_view path
                                                            const ContenderSpec& spec,
                                                            const LockOptions& options) {
   detail::check_lock_path(path);
-  if (spec.role != ContenderSpec::Role::exclusive) {
-    throw Error(errc::not_supported, "only exclusive locks on ZooKeeper yet");
-  }
+
   if (options.label.size() > 256) throw Error(errc::invalid_argument, "label over 256 bytes");
   std::weak_ptr<Impl> weak = impl_;
   return std::make_unique<engine::ZkContender>(
@@ -391,11 +402,13 @@ std::unique_ptr<detail::Contender> Session::make_contender(std::string_view path
         ec = errc::session_closed;
         return nullptr;
       },
-      engine::ZkContender::Site{.dir = std::string(path),
-                                .label = options.label,
-                                .connect_timeout = impl_->options_.connect_timeout,
-                                .connect_failure = connect_failure(impl_->options_)},
-      engine::exclusive_policy());
+      engine::ZkContender::Site{
+          .dir = std::string(path),
+          .label = options.label,
+          .connect_timeout = impl_->options_.connect_timeout,
+          .connect_failure = connect_failure(impl_->options_),
+          .permits = spec.role == ContenderSpec::Role::semaphore ? spec.permits : 1},
+      engine::policy_for(spec.role));
 }
 
 detail::Executor& Session::executor() noexcept { return *impl_->executor_; }

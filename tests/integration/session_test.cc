@@ -35,8 +35,7 @@ TEST_F(SessionTest, UnreachableServersFailWithinTheDeadlineQuietly) {
   for (const std::string& hosts : {std::string("127.0.0.1:1"), silent.connect_string()}) {
     testing::internal::CaptureStderr();
     const auto start = std::chrono::steady_clock::now();
-    expect_connect_error({.hosts = hosts, .connect_timeout = 500ms}, errc::connect_failed,
-                         hosts);
+    expect_connect_error({.hosts = hosts, .connect_timeout = 500ms}, errc::connect_failed, hosts);
     EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // no hang
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   }
@@ -97,10 +96,11 @@ TEST_F(SessionTest, TheClientLogGoesToTheCallback) {
   std::vector<std::string> lines;
   testing::internal::CaptureStderr();
   {
-    auto session = connect({.log = [&](zk::LogLevel, std::string_view line) {
-                              std::lock_guard lock(mu);
-                              lines.emplace_back(line);
-                            },
+    auto session = connect({.log =
+                                [&](zk::LogLevel, std::string_view line) {
+                                  std::lock_guard lock(mu);
+                                  lines.emplace_back(line);
+                                },
                             .log_level = zk::LogLevel::info});
   }
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");

@@ -1,47 +1,121 @@
-// The exclusive lock policy (engine/policy.h): Curator's InterProcessMutex rule.
+// The lock policies (engine/policy.h), from tables: who holds, and whom each waiter watches.
 #include "engine/policy.h"
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace {
 
-using dlock::engine::exclusive_policy;
+using dlock::ContenderSpec;
+using dlock::engine::Policy;
 
-TEST(ExclusivePolicy, NamesNodesLikeCurator) {
-  const auto& policy = exclusive_policy();
-  EXPECT_EQ(policy.stem, "lock-");
-  EXPECT_EQ(policy.markers, std::vector<std::string_view>{"lock-"});
-  EXPECT_TRUE(policy.lower_nodes_only_leave);
-  EXPECT_NE(policy.decide, nullptr);
+TEST(Policies, NameNodesLikeCurator) {
+  EXPECT_EQ(dlock::engine::exclusive_policy().stem, "lock-");
+  EXPECT_EQ(dlock::engine::exclusive_policy().markers, std::vector<std::string_view>{"lock-"});
+  EXPECT_EQ(dlock::engine::writer_policy().stem, "__WRIT__");
+  EXPECT_EQ(dlock::engine::reader_policy().stem, "__READ__");
+  const std::vector<std::string_view> rw = {"__READ__", "__WRIT__"};
+  EXPECT_EQ(dlock::engine::writer_policy().markers, rw);
+  EXPECT_EQ(dlock::engine::reader_policy().markers, rw);
 }
 
-class ExclusiveDecideTest : public testing::TestWithParam<std::size_t> {};
+// Only where no node can appear below ours may a waiter count down without listing again:
+// read-write paths get downgrade nodes at a writer's position.
+TEST(Policies, HandOffWithoutListingOnlyWhereLowerNodesOnlyLeave) {
+  EXPECT_TRUE(dlock::engine::exclusive_policy().lower_nodes_only_leave);
+  EXPECT_TRUE(dlock::engine::semaphore_policy().lower_nodes_only_leave);
+  EXPECT_FALSE(dlock::engine::writer_policy().lower_nodes_only_leave);
+  EXPECT_FALSE(dlock::engine::reader_policy().lower_nodes_only_leave);
+  EXPECT_TRUE(dlock::engine::semaphore_policy().records_permits);
+  EXPECT_FALSE(dlock::engine::exclusive_policy().records_permits);
+}
 
-// Index 0 holds; every other index watches the one just before it.
-TEST_P(ExclusiveDecideTest, FirstHoldsOthersWatchPredecessor) {
-  const std::size_t size = GetParam();
-  std::vector<std::string> sorted;
-  for (std::size_t i = 0; i < size; ++i)
-    sorted.push_back("_c_x-lock-000000000" + std::to_string(i));
-  const auto& policy = exclusive_policy();
+TEST(Policies, ByRoleAndByNodeName) {
+  EXPECT_EQ(&dlock::engine::policy_for(ContenderSpec::Role::exclusive),
+            &dlock::engine::exclusive_policy());
+  EXPECT_EQ(&dlock::engine::policy_for(ContenderSpec::Role::reader),
+            &dlock::engine::reader_policy());
+  EXPECT_EQ(&dlock::engine::policy_for(ContenderSpec::Role::writer),
+            &dlock::engine::writer_policy());
+  EXPECT_EQ(&dlock::engine::policy_for(ContenderSpec::Role::semaphore),
+            &dlock::engine::semaphore_policy());
+  EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-lock-0000000001"),
+            &dlock::engine::exclusive_policy());
+  EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-__WRIT__0000000001"),
+            &dlock::engine::writer_policy());
+  EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-__READ__0000000001"),
+            &dlock::engine::reader_policy());
+  EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-lease-0000000001"),
+            &dlock::engine::semaphore_policy());
+}
 
-  for (std::size_t ours = 0; ours < size; ++ours) {
-    SCOPED_TRACE("size " + std::to_string(size) + ", ours " + std::to_string(ours));
-    const dlock::engine::Decision d = policy.decide(sorted, ours);
-    if (ours == 0) {
-      EXPECT_TRUE(d.held);
-    } else {
-      EXPECT_FALSE(d.held);
-      EXPECT_EQ(d.watch, ours - 1);
+// One row: a queue of node kinds (R reader, W writer, L exclusive or lease), our index, the
+// permits, and the expected answer: held, or the index to watch.
+struct Row {
+  const char* queue;
+  std::size_t ours;
+  std::uint32_t permits;
+  std::optional<std::size_t> watch;  // nullopt: held
+};
+
+std::vector<std::string> nodes_of(std::string_view queue) {
+  std::vector<std::string> nodes;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const char* stem = queue[i] == 'R' ? "__READ__" : queue[i] == 'W' ? "__WRIT__" : "lock-";
+    nodes.push_back("_c_x-" + std::string(stem) + std::string(9, '0') + std::to_string(i));
+  }
+  return nodes;
+}
+
+void expect_decisions(const Policy& policy, const std::vector<Row>& rows) {
+  for (const Row& row : rows) {
+    SCOPED_TRACE(std::string(row.queue) + " ours=" + std::to_string(row.ours) +
+                 " permits=" + std::to_string(row.permits));
+    const auto decision = policy.decide(nodes_of(row.queue), row.ours, row.permits);
+    EXPECT_EQ(decision.held, !row.watch.has_value());
+    if (row.watch) {
+      EXPECT_EQ(decision.watch, *row.watch);
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, ExclusiveDecideTest, testing::Range<std::size_t>(1, 6));
+TEST(ExclusivePolicy, FirstHoldsOthersWatchTheOneBefore) {
+  expect_decisions(dlock::engine::exclusive_policy(),
+                   {{"L", 0, 1, {}}, {"LL", 1, 1, 0}, {"LLLLL", 4, 1, 3}, {"LLLLL", 2, 1, 1}});
+}
+
+TEST(WriterPolicy, WaitsForEveryoneAhead) {
+  expect_decisions(
+      dlock::engine::writer_policy(),
+      {{"W", 0, 1, {}}, {"RW", 1, 1, 0}, {"RRW", 2, 1, 1}, {"WRW", 2, 1, 1}, {"WW", 1, 1, 0}});
+}
+
+// A reader waits for the last writer ahead of it only (kazoo's fix for the reader that
+// considered later writers, pitfall 23; and no partial herd, pitfall 26).
+TEST(ReaderPolicy, WaitsForTheLastWriterAheadOnly) {
+  expect_decisions(dlock::engine::reader_policy(), {{"R", 0, 1, {}},
+                                                    {"RRR", 2, 1, {}},
+                                                    {"WR", 1, 1, 0},
+                                                    {"WRWR", 3, 1, 2},
+                                                    {"WWWR", 3, 1, 2},
+                                                    {"WRRR", 3, 1, 0},
+                                                    {"RRWRR", 4, 1, 2},
+                                                    {"RW", 0, 1, {}},
+                                                    {"WRW", 1, 1, 0}});
+}
+
+TEST(SemaphorePolicy, FirstNHoldAndWaitersWatchNPlacesAhead) {
+  expect_decisions(dlock::engine::semaphore_policy(), {{"LLL", 2, 3, {}},
+                                                       {"LLLL", 3, 3, 0},
+                                                       {"LLLLLL", 5, 3, 2},
+                                                       {"LLLLLL", 4, 2, 2},
+                                                       {"L", 0, 1, {}},
+                                                       {"LL", 1, 1, 0}});
+}
 
 }  // namespace

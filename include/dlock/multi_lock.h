@@ -1,0 +1,76 @@
+// dlock::MultiLock: several locks taken as one, all or nothing (TimedLockable).
+//
+//   dlock::MultiLock both(session, {"/locks/account/17", "/locks/account/42"});
+//   if (std::unique_lock guard(both, 5s); guard) { transfer(); }
+#ifndef DLOCK_MULTI_LOCK_H_
+#define DLOCK_MULTI_LOCK_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <dlock/basic_lock.h>
+#include <dlock/mutex.h>
+
+namespace dlock {
+
+// Exclusive locks on several paths, acquired in one global order (sorted by path, whatever
+// order they were given in) so that processes locking overlapping sets cannot deadlock. One
+// deadline covers the whole set; if any lock cannot be had in time, those already taken are
+// released and nothing stays queued.
+//
+// Errors are those of BasicLock (see basic_lock.h); the constructor throws invalid_path and
+// invalid_argument (no path, or one path twice). Thread safety: as BasicLock.
+class MultiLock {
+ public:
+  MultiLock(std::shared_ptr<Backend> backend, std::vector<std::string> paths,
+            LockOptions options = {});
+  MultiLock(const MultiLock&) = delete;
+  MultiLock& operator=(const MultiLock&) = delete;
+  ~MultiLock();
+
+  void lock();
+  void lock(std::stop_token stop);
+  bool try_lock();
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+    return try_lock_until(Clock::now() + std::chrono::ceil<Clock::duration>(timeout),
+                          std::stop_token{});
+  }
+  template <class C, class Duration>
+  bool try_lock_until(const std::chrono::time_point<C, Duration>& deadline) {
+    return try_lock_until(detail::to_steady(deadline), std::stop_token{});
+  }
+  bool try_lock_until(Clock::time_point deadline, std::stop_token stop);
+  void unlock() noexcept;
+
+  bool owns_lock() const noexcept;
+  // The fencing tokens of the held locks, in the order of paths(). Throws not_locked.
+  std::vector<std::uint64_t> tokens() const;
+  // Fires when any of the held locks is lost. Throws dlock::Error(not_locked).
+  std::stop_token lost() const;
+  // The paths, sorted: the order they are acquired in.
+  std::vector<std::string> paths() const;
+
+  // The explicit surface: the Leases in the order of paths(), or an error as BasicLock.
+  std::vector<Lease> acquire(Clock::time_point deadline = Clock::time_point::max(),
+                             std::stop_token stop = {});
+  using AcquireCallback = std::function<void(std::error_code, std::vector<Lease>)>;
+  void async_acquire(AcquireCallback done, Clock::time_point deadline = Clock::time_point::max(),
+                     std::stop_token stop = {});
+
+ private:
+  struct Held;
+
+  std::vector<std::unique_ptr<Mutex>> locks_;
+  std::unique_ptr<Held> held_;
+};
+
+}  // namespace dlock
+
+#endif  // DLOCK_MULTI_LOCK_H_

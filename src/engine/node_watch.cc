@@ -1,0 +1,77 @@
+#include "node_watch.h"
+
+#include <utility>
+
+namespace dlock::engine {
+
+NodeWatch::NodeWatch(std::shared_ptr<zk::Client> client, std::string path)
+    : client_(std::move(client)), path_(std::move(path)) {}
+
+void NodeWatch::on_gone(std::function<void()> action) {
+  bool already_gone;
+  {
+    std::lock_guard lock(mu_);
+    action_ = std::move(action);
+    already_gone = gone_ && !stopped_;
+  }
+  if (already_gone) gone();
+}
+
+void NodeWatch::start() { arm(); }
+
+void NodeWatch::arm() {
+  std::weak_ptr<NodeWatch> weak = weak_from_this();
+  auto on_event = [weak](zk::WatchEvent event) {
+    auto self = weak.lock();
+    if (!self) return;
+    if (event == zk::WatchEvent::deleted) {
+      self->gone();
+    } else {
+      self->arm();  // data changed: the watch is spent, set it again
+    }
+  };
+  std::lock_guard lock(mu_);
+  if (stopped_) return;
+  confirmed_ = false;
+  watch_id_ =
+      client_->get_data(path_, on_event, [weak](std::error_code ec, std::string, const zk::Stat&) {
+        auto self = weak.lock();
+        if (!self) return;
+        if (!ec) {
+          std::lock_guard lock(self->mu_);
+          self->confirmed_ = true;
+        } else if (ec == zk::Code::no_node) {
+          self->gone();
+        } else if (zk::is_connection_error(ec)) {
+          self->client_->when_connected([weak](std::error_code dead) {
+            if (auto s = weak.lock(); s && !dead) s->arm();
+          });
+        }
+      });
+}
+
+void NodeWatch::gone() {
+  std::function<void()> action;
+  {
+    std::lock_guard lock(mu_);
+    gone_ = true;
+    if (stopped_ || !action_) return;
+    action = std::exchange(action_, nullptr);
+  }
+  action();
+}
+
+void NodeWatch::stop() {
+  std::uint64_t confirmed_watch = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    action_ = nullptr;
+    if (confirmed_) confirmed_watch = watch_id_;
+  }
+  // A watch whose reply is still in flight cannot be removed yet; it fires once, ignored.
+  if (confirmed_watch != 0) client_->remove_watch(path_, confirmed_watch);
+}
+
+}  // namespace dlock::engine

@@ -1,0 +1,48 @@
+// A watch on one node that reports its deletion once: a contender's watch on its own node.
+#ifndef DLOCK_SRC_ENGINE_NODE_WATCH_H_
+#define DLOCK_SRC_ENGINE_NODE_WATCH_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "../zk/client.h"
+
+namespace dlock::engine {
+
+// Set with getData (so no watch stays behind on a node that is gone), set again when the
+// node's data changes, again after a connection loss. Handed from the waiting acquisition to
+// the holding, which then points on_gone at its lost() signal.
+//
+// Thread safety: all members may be called from any thread.
+class NodeWatch : public std::enable_shared_from_this<NodeWatch> {
+ public:
+  NodeWatch(std::shared_ptr<zk::Client> client, std::string path);
+
+  // What to do once the node is found deleted. Replaces the earlier action; runs on the C
+  // client's thread (or the caller's, if the node is already known gone) and must not block.
+  void on_gone(std::function<void()> action);
+  // Sets the watch.
+  void start();
+  // Stops reporting. If the server acknowledged the watch, it is removed there too, so the
+  // node's deletion (our own release) fires no notification to us.
+  void stop();
+
+ private:
+  void arm();
+  void gone();
+
+  const std::shared_ptr<zk::Client> client_;
+  const std::string path_;
+  std::mutex mu_;
+  std::function<void()> action_;
+  std::uint64_t watch_id_ = 0;
+  bool confirmed_ = false;  // the server acknowledged the current watch
+  bool stopped_ = false;
+  bool gone_ = false;
+};
+
+}  // namespace dlock::engine
+
+#endif  // DLOCK_SRC_ENGINE_NODE_WATCH_H_

@@ -1,0 +1,187 @@
+// dlock::Semaphore and dlock::MultiLock against a real ZooKeeper.
+#include <atomic>
+#include <future>
+#include <mutex>
+
+#include "zk_fixture.h"
+
+namespace dlock::test {
+namespace {
+
+using SemaphoreTest = ZkTest;
+
+TEST_F(SemaphoreTest, AdmitsExactlyNHolders) {
+  auto session = connect();
+  std::vector<std::unique_ptr<Semaphore>> slots;
+  for (int i = 0; i < 4; ++i) slots.push_back(std::make_unique<Semaphore>(session, "/gpu", 3));
+  EXPECT_TRUE(slots[0]->try_lock());
+  EXPECT_TRUE(slots[1]->try_lock());
+  EXPECT_TRUE(slots[2]->try_lock_for(1s));
+  EXPECT_FALSE(slots[3]->try_lock());
+  EXPECT_FALSE(slots[3]->try_lock_for(200ms));
+  EXPECT_TRUE(eventually([&] { return contenders("/gpu").size() == 3; }));
+  slots[1]->unlock();
+  EXPECT_TRUE(slots[3]->try_lock_for(10s));
+  EXPECT_EQ(session->status("/gpu").holders.size(), 3u);
+}
+
+TEST_F(SemaphoreTest, ProcessesThatDisagreeOnThePermitsGetAClearError) {
+  auto session = connect();
+  Semaphore three(session, "/pool", 3);
+  std::lock_guard held(three);
+  Semaphore four(session, "/pool", 4);
+  try {
+    four.lock();
+    ADD_FAILURE() << "a handle with 4 permits joined a semaphore of 3";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("has 3 permits"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(eventually([&] { return contenders("/pool").size() == 1; }));
+  EXPECT_THROW(Semaphore(session, "/pool", 0), Error);
+}
+
+// One release wakes one waiter: the one `permits` places behind the releaser.
+TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
+  constexpr int kPermits = 2;
+  constexpr int kWaiters = 6;
+  std::vector<std::shared_ptr<zk::Session>> sessions;
+  std::vector<std::unique_ptr<Semaphore>> all;
+  for (int i = 0; i < kPermits + kWaiters; ++i) {
+    sessions.push_back(connect());
+    all.push_back(std::make_unique<Semaphore>(sessions.back(), "/pool", kPermits));
+  }
+  all[0]->lock();
+  all[1]->lock();
+  std::vector<std::future<void>> waiting;
+  for (int i = kPermits; i < kPermits + kWaiters; ++i) {
+    waiting.push_back(std::async(std::launch::async, [&, i] {
+      all[i]->lock();
+      all[i]->unlock();
+    }));
+    ASSERT_TRUE(eventually([&] { return contenders("/pool").size() == i + 1u; }));
+  }
+  const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
+  all[0]->unlock();
+  all[1]->unlock();
+  for (auto& w : waiting) w.get();
+  ASSERT_TRUE(eventually([&] { return contenders("/pool").empty(); }));
+  EXPECT_EQ(metric("zk_sum_node_deleted_watch_count") - fired_before, kWaiters);
+}
+
+// Never more than N believe they hold while contenders churn and a session is lost under
+// them: a holder stops counting itself when lost() fires, which dlock raises before the
+// server can expire the session and give the slot to someone else.
+TEST_F(SemaphoreTest, NeverMoreThanNHoldersUnderChurnAndSessionLoss) {
+  constexpr int kPermits = 2;
+  constexpr int kWorkers = 5;
+  constexpr int kTurns = 15;
+  FaultProxy proxy(server().port());
+  std::atomic<int> inside{0}, most{0}, turns{0};
+  std::vector<std::shared_ptr<zk::Session>> sessions;
+  for (int i = 0; i < kWorkers; ++i) {
+    sessions.push_back(i == 0 ? connect_via(proxy, 2000ms) : connect());
+  }
+  auto hold = [&](Semaphore& slot) {
+    std::atomic<bool> counted{true};
+    auto leave = [&] {
+      if (counted.exchange(false)) --inside;
+    };
+    const int now = ++inside;
+    for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+    }
+    std::stop_callback on_lost(slot.lost(), leave);
+    std::this_thread::sleep_for(5ms);  // the work done under the lock
+    leave();
+  };
+  auto work = [&](int i) {
+    Semaphore slot(sessions[i], "/churn", kPermits);
+    for (int t = 0; t < kTurns; ++t) {
+      try {
+        if (!slot.try_lock_for(30s)) continue;
+      } catch (const Error&) {
+        continue;  // an attempt on the lost session fails; the next runs on a new session
+      }
+      hold(slot);
+      ++turns;
+      slot.unlock();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWorkers; ++i) threads.emplace_back(work, i);
+  // Twice, cut the proxied session off past its timeout while the others churn.
+  for (int round = 1; round <= 2; ++round) {
+    ASSERT_TRUE(eventually([&] { return turns.load() > 10 * round; }, 60s));
+    proxy.blackhole();
+    std::this_thread::sleep_for(2500ms);  // the fault itself: longer than the session timeout
+    proxy.pass();
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_LE(most.load(), kPermits);
+  EXPECT_GT(turns.load(), 2 * kTurns);
+  EXPECT_TRUE(eventually([&] { return contenders("/churn").empty(); }));
+}
+
+using MultiLockTest = ZkTest;
+
+TEST_F(MultiLockTest, TakesAllInPathOrderAndReleasesAll) {
+  auto session = connect();
+  MultiLock both(session, {"/accounts/42", "/accounts/17"});
+  EXPECT_EQ(both.paths(), (std::vector<std::string>{"/accounts/17", "/accounts/42"}));
+  {
+    std::unique_lock guard(both, 5s);
+    ASSERT_TRUE(guard.owns_lock());
+    EXPECT_EQ(both.tokens().size(), 2u);
+    EXPECT_LT(both.tokens()[0], both.tokens()[1]);  // taken in path order
+    Mutex one(session, "/accounts/42");
+    EXPECT_FALSE(one.try_lock());
+  }
+  EXPECT_TRUE(eventually([&] { return contenders("/accounts/17").empty(); }));
+  EXPECT_TRUE(eventually([&] { return contenders("/accounts/42").empty(); }));
+}
+
+// One deadline for the set, and nothing left queued when it passes.
+TEST_F(MultiLockTest, OneDeadlineForTheSetAndNoNodeLeftBehind) {
+  auto session = connect();
+  Mutex blocker(session, "/accounts/42");
+  blocker.lock();
+  MultiLock both(session, {"/accounts/17", "/accounts/42"});
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(both.try_lock_for(400ms));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_FALSE(both.owns_lock());
+  EXPECT_TRUE(eventually([&] { return contenders("/accounts/17").empty(); }));
+  EXPECT_TRUE(eventually([&] { return contenders("/accounts/42").size() == 1; }));
+  blocker.unlock();
+  EXPECT_TRUE(both.try_lock_for(10s));
+}
+
+TEST_F(MultiLockTest, LostFiresWhenAnyLockIsLost) {
+  auto session = connect();
+  MultiLock both(session, {"/a", "/b"});
+  both.lock();
+  raw().remove("/b/" + contenders("/b").at(0));
+  EXPECT_TRUE(fires_within(both.lost(), 10s));
+}
+
+TEST_F(MultiLockTest, AsyncAcquireDeliversEveryLease) {
+  auto session = connect();
+  MultiLock three(session, {"/x", "/y", "/z"});
+  std::promise<std::pair<std::error_code, std::vector<Lease>>> result;
+  three.async_acquire([&](std::error_code ec, std::vector<Lease> leases) {
+    result.set_value({ec, std::move(leases)});
+  });
+  auto [ec, leases] = result.get_future().get();
+  EXPECT_FALSE(ec);
+  EXPECT_EQ(leases.size(), 3u);
+}
+
+TEST_F(MultiLockTest, BadSetsAreRefused) {
+  auto session = connect();
+  EXPECT_THROW(MultiLock(session, {}), Error);
+  EXPECT_THROW(MultiLock(session, {"/a", "/a"}), Error);
+  EXPECT_THROW(MultiLock(session, {"/a", "bad"}), Error);
+}
+
+}  // namespace
+}  // namespace dlock::test
