@@ -19,11 +19,20 @@ class Executor;
 
 using Clock = std::chrono::steady_clock;
 
+// How lock nodes are named on ZooKeeper, for sharing a path with another library. The two
+// cannot share a path with each other.
+enum class Naming {
+  curator,  // Apache Curator's (and go-zookeeper's): "_c_<uuid>-lock-<seq>", __READ__/__WRIT__
+  kazoo,    // Python kazoo's: "<uuid hex>__lock__<seq>", "__rlock__" for readers
+};
+
 // Options of one lock handle.
 struct LockOptions {
   // A free-form label recorded, with host, pid and start time, in the lock node's data so that
   // status tools can say who holds or waits (e.g. "nightly-report"). At most 256 bytes.
   std::string label{};
+  // ZooKeeper only. Semaphores exist only in dlock's own naming (curator's style).
+  Naming naming = Naming::curator;
 };
 
 // What one contender asks for. A Mutex is one exclusive contender; a SharedMutex is a reader

@@ -82,7 +82,7 @@ void Acquisition::probe() {
                                              const zk::Stat&) {
         if (zk::is_connection_error(ec)) return self->when_connected([self] { self->probe(); });
         if (ec && ec != zk::Code::no_node) return self->fail(ec, "listing " + self->site_.dir);
-                std::string offender;
+        std::string offender;
         if (sort_children(children, self->site_.policy->markers, &offender)) {
           return self->fail(errc::unorderable_path, self->child_path(offender));
         }
@@ -104,7 +104,7 @@ void Acquisition::create() {
     if (phase_ == Phase::done) return;
     phase_ = Phase::creating;
     round = ++round_;
-    prefix_ = new_protection_prefix();
+    prefix_ = site_.policy->new_prefix();
     prefix = prefix_;
     node_.clear();
     lower_.clear();

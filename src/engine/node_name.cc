@@ -8,12 +8,22 @@
 
 namespace dlock::engine {
 
-std::string new_protection_prefix() {
+namespace {
+std::string new_uuid() {
   uuid_t uuid;
   uuid_generate_random(uuid);
   char text[37];
   uuid_unparse_lower(uuid, text);
-  return std::string("_c_") + text + "-";
+  return text;
+}
+}  // namespace
+
+std::string new_curator_prefix() { return "_c_" + new_uuid() + "-"; }
+
+std::string new_kazoo_prefix() {
+  std::string hex = new_uuid();
+  std::erase(hex, '-');
+  return hex;
 }
 
 std::string_view sort_key(std::string_view name, std::span<const std::string_view> markers) {

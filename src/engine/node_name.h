@@ -17,8 +17,10 @@
 
 namespace dlock::engine {
 
-// "_c_<fresh uuid v4>-": the protection prefix that lets us find our node after a lost reply.
-std::string new_protection_prefix();
+// The protection prefix that lets us find our node after a lost reply: "_c_<fresh uuid v4>-"
+// as Curator writes it, or the uuid's 32 hex digits as kazoo does.
+std::string new_curator_prefix();
+std::string new_kazoo_prefix();
 
 // The sort key of `name`: the text after the last occurrence of each marker, applied in order.
 std::string_view sort_key(std::string_view name, std::span<const std::string_view> markers);

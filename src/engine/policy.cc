@@ -1,13 +1,22 @@
 #include "policy.h"
 
+#include <dlock/error.h>
+
+#include "node_name.h"
+
 namespace dlock::engine {
 
 namespace {
 
-constexpr std::string_view kWriteMarker = "__WRIT__";
-constexpr std::string_view kReadMarker = "__READ__";
+constexpr std::string_view kCuratorWrite = "__WRIT__";
+constexpr std::string_view kCuratorRead = "__READ__";
+constexpr std::string_view kKazooWrite = "__lock__";
+constexpr std::string_view kKazooRead = "__rlock__";
+constexpr std::string_view kLease = "lease-";
 
-bool is_writer(std::string_view name) { return name.find(kWriteMarker) != std::string_view::npos; }
+bool contains(std::string_view name, std::string_view marker) {
+  return name.find(marker) != std::string_view::npos;
+}
 
 // The first `permits` hold; the rest watch the node `permits` places ahead, the one whose
 // leaving moves them up into the holders.
@@ -16,69 +25,107 @@ Decision decide_first_n(std::span<const std::string>, std::size_t ours, std::uin
   return {.held = false, .watch = ours - permits};
 }
 
+// A reader holds when no writer (a node named with `WriteMarker`) sorts before it, and else
+// watches the last such writer.
+template <const std::string_view& WriteMarker>
 Decision decide_reader(std::span<const std::string> sorted, std::size_t ours, std::uint32_t) {
   for (std::size_t i = ours; i-- > 0;) {
-    if (is_writer(sorted[i])) return {.held = false, .watch = i};
+    if (contains(sorted[i], WriteMarker)) return {.held = false, .watch = i};
   }
   return {.held = true};
+}
+
+// Exclusive and writer locks, and semaphores, count down the nodes below them; read-write
+// paths list again on every wake (a downgrade adds a read node at the writer's position).
+Policy first_n(std::string (*new_prefix)(), std::string_view stem,
+               std::vector<std::string_view> markers, bool read_write_path) {
+  return {.new_prefix = new_prefix,
+          .stem = stem,
+          .markers = std::move(markers),
+          .decide = &decide_first_n,
+          .lower_nodes_only_leave = !read_write_path,
+          .records_permits = false};
 }
 
 }  // namespace
 
 const Policy& exclusive_policy() {
-  static const Policy policy{.stem = "lock-",
-                             .markers = {"lock-"},
-                             .decide = &decide_first_n,
-                             .lower_nodes_only_leave = true,
-                             .records_permits = false};
+  static const Policy policy = first_n(&new_curator_prefix, "lock-", {"lock-"}, false);
   return policy;
 }
 
 const Policy& writer_policy() {
-  static const Policy policy{.stem = kWriteMarker,
-                             .markers = {kReadMarker, kWriteMarker},
-                             .decide = &decide_first_n,
-                             .lower_nodes_only_leave = false,
-                             .records_permits = false};
+  static const Policy policy =
+      first_n(&new_curator_prefix, kCuratorWrite, {kCuratorRead, kCuratorWrite}, true);
   return policy;
 }
 
 const Policy& reader_policy() {
-  static const Policy policy{.stem = kReadMarker,
-                             .markers = {kReadMarker, kWriteMarker},
-                             .decide = &decide_reader,
+  static const Policy policy{.new_prefix = &new_curator_prefix,
+                             .stem = kCuratorRead,
+                             .markers = {kCuratorRead, kCuratorWrite},
+                             .decide = &decide_reader<kCuratorWrite>,
                              .lower_nodes_only_leave = false,
                              .records_permits = false};
   return policy;
 }
 
 const Policy& semaphore_policy() {
-  static const Policy policy{.stem = "lease-",
-                             .markers = {"lease-"},
+  static const Policy policy{.new_prefix = &new_curator_prefix,
+                             .stem = kLease,
+                             .markers = {kLease},
                              .decide = &decide_first_n,
                              .lower_nodes_only_leave = true,
                              .records_permits = true};
   return policy;
 }
 
-const Policy& policy_for(ContenderSpec::Role role) {
+// kazoo's exclusive Lock sees only "__lock__" nodes; a reader's "__rlock__" node on its path
+// has no key it can order, so dlock refuses such a path rather than ignore the reader as
+// kazoo's Lock would.
+const Policy& kazoo_exclusive_policy() {
+  static const Policy policy = first_n(&new_kazoo_prefix, kKazooWrite, {kKazooWrite}, false);
+  return policy;
+}
+
+const Policy& kazoo_writer_policy() {
+  static const Policy policy =
+      first_n(&new_kazoo_prefix, kKazooWrite, {kKazooRead, kKazooWrite}, true);
+  return policy;
+}
+
+const Policy& kazoo_reader_policy() {
+  static const Policy policy{.new_prefix = &new_kazoo_prefix,
+                             .stem = kKazooRead,
+                             .markers = {kKazooRead, kKazooWrite},
+                             .decide = &decide_reader<kKazooWrite>,
+                             .lower_nodes_only_leave = false,
+                             .records_permits = false};
+  return policy;
+}
+
+const Policy& policy_for(ContenderSpec::Role role, Naming naming) {
+  const bool kazoo = naming == Naming::kazoo;
   switch (role) {
     case ContenderSpec::Role::exclusive:
-      return exclusive_policy();
+      return kazoo ? kazoo_exclusive_policy() : exclusive_policy();
     case ContenderSpec::Role::reader:
-      return reader_policy();
+      return kazoo ? kazoo_reader_policy() : reader_policy();
     case ContenderSpec::Role::writer:
-      return writer_policy();
+      return kazoo ? kazoo_writer_policy() : writer_policy();
     case ContenderSpec::Role::semaphore:
+      if (kazoo) throw Error(errc::not_supported, "semaphores have no kazoo-compatible naming");
       return semaphore_policy();
   }
   return exclusive_policy();
 }
 
 const Policy& policy_of_node(std::string_view name) {
-  if (is_writer(name)) return writer_policy();
-  if (name.find(kReadMarker) != std::string_view::npos) return reader_policy();
-  if (name.find(semaphore_policy().stem) != std::string_view::npos) return semaphore_policy();
+  if (contains(name, kCuratorWrite)) return writer_policy();
+  if (contains(name, kCuratorRead)) return reader_policy();
+  if (contains(name, kKazooRead)) return kazoo_reader_policy();
+  if (contains(name, kKazooWrite)) return kazoo_writer_policy();
+  if (contains(name, kLease)) return semaphore_policy();
   return exclusive_policy();
 }
 

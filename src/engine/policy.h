@@ -23,6 +23,8 @@ struct Decision {
 };
 
 struct Policy {
+  // Makes the protection prefix of a new node (see node_name.h).
+  std::string (*new_prefix)();
   // The node name stem after the protection prefix; the server appends the sequence.
   std::string_view stem;
   // Sort-key markers (see node_name.h); one directory holds one kind of lock.
@@ -48,7 +50,13 @@ const Policy& reader_policy();
 // The first `permits` contenders hold; a waiter watches the node `permits` places ahead.
 const Policy& semaphore_policy();
 
-const Policy& policy_for(ContenderSpec::Role role);
+// kazoo's Lock / WriteLock / ReadLock: the same rules under kazoo's names.
+const Policy& kazoo_exclusive_policy();
+const Policy& kazoo_writer_policy();
+const Policy& kazoo_reader_policy();
+
+// Throws dlock::Error(not_supported) for a semaphore in kazoo's naming.
+const Policy& policy_for(ContenderSpec::Role role, Naming naming);
 // The policy a child of a lock directory contends under, judged by its name (for status).
 const Policy& policy_of_node(std::string_view name);
 

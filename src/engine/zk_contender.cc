@@ -38,7 +38,7 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
     return done(detail::Outcome::failure(errc::not_supported, "downgrade"));
   }
   const std::string& node = held.node();
-  const std::string path = site_.dir + "/" + new_protection_prefix() + std::string(policy_.stem) +
+  const std::string path = site_.dir + "/" + policy_.new_prefix() + std::string(policy_.stem) +
                            node.substr(node.size() - 10);
   std::shared_ptr<zk::Client> client = writer->client();
   client->create(path, detail::encode_holder_data(site_.label), zk::CreateMode::ephemeral,

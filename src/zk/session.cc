@@ -408,7 +408,7 @@ std::unique_ptr<detail::Contender> Session::make_contender(std::string_view path
           .connect_timeout = impl_->options_.connect_timeout,
           .connect_failure = connect_failure(impl_->options_),
           .permits = spec.role == ContenderSpec::Role::semaphore ? spec.permits : 1},
-      engine::policy_for(spec.role));
+      engine::policy_for(spec.role, options.naming));
 }
 
 detail::Executor& Session::executor() noexcept { return *impl_->executor_; }

@@ -416,6 +416,28 @@ TEST_F(MutexTest, ChildrenThatCannotBeOrderedAreRefusedAndLeaveNoNode) {
   }
 }
 
+// kazoo's naming: kazoo's Lock and a dlock::Mutex in this mode exclude each other; a path
+// mixing both namings is refused (Curator orders kazoo's names after its own: two holders).
+TEST_F(MutexTest, KazooNamingNamesNodesAsKazooAndRefusesAMixedPath) {
+  auto session = connect();
+  Mutex first(session, "/locks/k", {.naming = Naming::kazoo});
+  Mutex second(session, "/locks/k", {.naming = Naming::kazoo});
+  first.lock();
+  const auto nodes = contenders("/locks/k");
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_TRUE(std::regex_match(nodes[0], std::regex("[0-9a-f]{32}__lock__[0-9]{10}"))) << nodes[0];
+  EXPECT_FALSE(second.try_lock_for(200ms));
+  first.unlock();
+  EXPECT_TRUE(second.try_lock_for(10s));
+  Mutex curator_style(session, "/locks/k");
+  try {
+    curator_style.lock();
+    ADD_FAILURE() << "a Curator-named node joined a kazoo-named queue";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::unorderable_path) << e.what();
+  }
+}
+
 TEST_F(MutexTest, AClosedSessionFailsFast) {
   auto session = connect();
   Mutex mutex(session, "/locks/x");

@@ -15,7 +15,8 @@
 namespace {
 
 using dlock::engine::is_orderable_key;
-using dlock::engine::new_protection_prefix;
+using dlock::engine::new_curator_prefix;
+using dlock::engine::new_kazoo_prefix;
 using dlock::engine::sort_children;
 using dlock::engine::sort_key;
 
@@ -33,13 +34,21 @@ TEST(NewProtectionPrefix, IsCuratorPrefixWithLowercaseUuidV4) {
   // Version nibble 4, variant 10xx (8, 9, a or b), lowercase canonical form.
   static const std::regex kShape(
       "_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-");
-  const std::string prefix = new_protection_prefix();
+  const std::string prefix = new_curator_prefix();
   EXPECT_EQ(prefix.size(), 40u) << prefix;
   EXPECT_TRUE(std::regex_match(prefix, kShape)) << prefix;
 }
 
+// kazoo's prefix is uuid4().hex: 32 lowercase hex digits, no dashes.
+TEST(NewProtectionPrefix, IsKazooPrefixWithUuidHex) {
+  static const std::regex kShape("[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}");
+  const std::string prefix = new_kazoo_prefix();
+  EXPECT_TRUE(std::regex_match(prefix, kShape)) << prefix;
+}
+
 TEST(NewProtectionPrefix, TwoCallsDiffer) {
-  EXPECT_NE(new_protection_prefix(), new_protection_prefix());
+  EXPECT_NE(new_curator_prefix(), new_curator_prefix());
+  EXPECT_NE(new_kazoo_prefix(), new_kazoo_prefix());
 }
 
 struct SortKeyCase {

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <dlock/error.h>
+
 namespace {
 
 using dlock::ContenderSpec;
@@ -35,15 +37,23 @@ TEST(Policies, HandOffWithoutListingOnlyWhereLowerNodesOnlyLeave) {
   EXPECT_FALSE(dlock::engine::exclusive_policy().records_permits);
 }
 
-TEST(Policies, ByRoleAndByNodeName) {
-  EXPECT_EQ(&dlock::engine::policy_for(ContenderSpec::Role::exclusive),
-            &dlock::engine::exclusive_policy());
-  EXPECT_EQ(&dlock::engine::policy_for(ContenderSpec::Role::reader),
-            &dlock::engine::reader_policy());
-  EXPECT_EQ(&dlock::engine::policy_for(ContenderSpec::Role::writer),
-            &dlock::engine::writer_policy());
-  EXPECT_EQ(&dlock::engine::policy_for(ContenderSpec::Role::semaphore),
-            &dlock::engine::semaphore_policy());
+TEST(Policies, ByRoleAndNaming) {
+  using dlock::Naming;
+  using Role = ContenderSpec::Role;
+  namespace e = dlock::engine;
+  EXPECT_EQ(&e::policy_for(Role::exclusive, Naming::curator), &e::exclusive_policy());
+  EXPECT_EQ(&e::policy_for(Role::reader, Naming::curator), &e::reader_policy());
+  EXPECT_EQ(&e::policy_for(Role::writer, Naming::curator), &e::writer_policy());
+  EXPECT_EQ(&e::policy_for(Role::semaphore, Naming::curator), &e::semaphore_policy());
+  EXPECT_EQ(&e::policy_for(Role::exclusive, Naming::kazoo), &e::kazoo_exclusive_policy());
+  EXPECT_EQ(&e::policy_for(Role::reader, Naming::kazoo), &e::kazoo_reader_policy());
+  EXPECT_EQ(&e::policy_for(Role::writer, Naming::kazoo), &e::kazoo_writer_policy());
+  EXPECT_THROW(e::policy_for(Role::semaphore, Naming::kazoo), dlock::Error);
+  EXPECT_EQ(e::kazoo_exclusive_policy().stem, "__lock__");
+  EXPECT_EQ(e::kazoo_reader_policy().stem, "__rlock__");
+}
+
+TEST(Policies, ByNodeName) {
   EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-lock-0000000001"),
             &dlock::engine::exclusive_policy());
   EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-__WRIT__0000000001"),
@@ -63,10 +73,15 @@ struct Row {
   std::optional<std::size_t> watch;  // nullopt: held
 };
 
+// Node names in Curator's naming, or kazoo's (r: __rlock__, w: __lock__).
 std::vector<std::string> nodes_of(std::string_view queue) {
   std::vector<std::string> nodes;
   for (std::size_t i = 0; i < queue.size(); ++i) {
-    const char* stem = queue[i] == 'R' ? "__READ__" : queue[i] == 'W' ? "__WRIT__" : "lock-";
+    const char* stem = queue[i] == 'R'   ? "__READ__"
+                       : queue[i] == 'W' ? "__WRIT__"
+                       : queue[i] == 'r' ? "__rlock__"
+                       : queue[i] == 'w' ? "__lock__"
+                                         : "lock-";
     nodes.push_back("_c_x-" + std::string(stem) + std::string(9, '0') + std::to_string(i));
   }
   return nodes;
@@ -116,6 +131,13 @@ TEST(SemaphorePolicy, FirstNHoldAndWaitersWatchNPlacesAhead) {
                                                        {"LLLLLL", 4, 2, 2},
                                                        {"L", 0, 1, {}},
                                                        {"LL", 1, 1, 0}});
+}
+
+TEST(KazooPolicies, SameRulesUnderKazoosNames) {
+  expect_decisions(dlock::engine::kazoo_reader_policy(),
+                   {{"r", 0, 1, {}}, {"wr", 1, 1, 0}, {"wrwr", 3, 1, 2}, {"rrwrr", 4, 1, 2}});
+  expect_decisions(dlock::engine::kazoo_writer_policy(), {{"w", 0, 1, {}}, {"rw", 1, 1, 0}});
+  expect_decisions(dlock::engine::kazoo_exclusive_policy(), {{"ww", 1, 1, 0}});
 }
 
 }  // namespace
