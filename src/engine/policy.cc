@@ -47,6 +47,16 @@ Policy first_n(std::string (*new_prefix)(), std::string_view stem,
           .records_permits = false};
 }
 
+Policy readers(std::string (*new_prefix)(), std::string_view read, std::string_view write,
+               Decision (*decide)(std::span<const std::string>, std::size_t, std::uint32_t)) {
+  return {.new_prefix = new_prefix,
+          .stem = read,
+          .markers = {read, write},
+          .decide = decide,
+          .lower_nodes_only_leave = false,
+          .records_permits = false};
+}
+
 }  // namespace
 
 const Policy& exclusive_policy() {
@@ -61,12 +71,8 @@ const Policy& writer_policy() {
 }
 
 const Policy& reader_policy() {
-  static const Policy policy{.new_prefix = &new_curator_prefix,
-                             .stem = kCuratorRead,
-                             .markers = {kCuratorRead, kCuratorWrite},
-                             .decide = &decide_reader<kCuratorWrite>,
-                             .lower_nodes_only_leave = false,
-                             .records_permits = false};
+  static const Policy policy =
+      readers(&new_curator_prefix, kCuratorRead, kCuratorWrite, &decide_reader<kCuratorWrite>);
   return policy;
 }
 
@@ -95,12 +101,8 @@ const Policy& kazoo_writer_policy() {
 }
 
 const Policy& kazoo_reader_policy() {
-  static const Policy policy{.new_prefix = &new_kazoo_prefix,
-                             .stem = kKazooRead,
-                             .markers = {kKazooRead, kKazooWrite},
-                             .decide = &decide_reader<kKazooWrite>,
-                             .lower_nodes_only_leave = false,
-                             .records_permits = false};
+  static const Policy policy =
+      readers(&new_kazoo_prefix, kKazooRead, kKazooWrite, &decide_reader<kKazooWrite>);
   return policy;
 }
 

@@ -46,8 +46,7 @@ struct SemaphoreKind : BasicKind<Semaphore> {
 };
 
 // The write side of a SharedMutex, kept busy by a reader.
-struct WriterKind {
-  using Handle = SharedMutex;
+struct WriterKind : BasicKind<SharedMutex> {
   static auto make(SessionPtr s, const std::string& p) {
     return std::make_unique<SharedMutex>(s, p);
   }
@@ -56,12 +55,6 @@ struct WriterKind {
     reader->lock_shared();
     return std::shared_ptr<SharedMutex>(std::move(reader));
   }
-  static void lock(Handle& h, std::stop_token stop) { h.lock(std::move(stop)); }
-  static bool try_lock_for(Handle& h, Clock::duration d) { return h.try_lock_for(d); }
-  static void unlock(Handle& h) { h.unlock(); }
-  static std::uint64_t token(const Handle& h) { return h.token(); }
-  static std::stop_token lost(const Handle& h) { return h.lost(); }
-  static void async(Handle& h, BasicLock::AcquireCallback done) { h.async_acquire(done); }
 };
 
 // The read side of a SharedMutex, kept busy by a writer.
