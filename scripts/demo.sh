@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+DLOCK_BUILD_TARGETS=dlock-demo scripts/build.sh
 zk_dir=$(mktemp -d /tmp/dlock-demo-zk.XXXXXX)
 trap 'scripts/zk-stop.sh "$zk_dir"' EXIT
 zk=$(scripts/zk-start.sh "$zk_dir")

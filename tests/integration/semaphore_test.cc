@@ -45,6 +45,7 @@ TEST_F(SemaphoreTest, ProcessesThatDisagreeOnThePermitsGetAClearError) {
 TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
   constexpr int kPermits = 2;
   constexpr int kWaiters = 6;
+  const std::int64_t watches_before = metric("zk_watch_count");
   std::vector<std::shared_ptr<zk::Session>> sessions;
   std::vector<std::unique_ptr<Semaphore>> all;
   for (int i = 0; i < kPermits + kWaiters; ++i) {
@@ -61,6 +62,11 @@ TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
     }));
     ASSERT_TRUE(eventually([&] { return contenders("/pool").size() == i + 1u; }));
   }
+  // Every watch in place: each holder's on its own node, each waiter's on its own node and on
+  // the node it waits for. (A watch the server has not acknowledged cannot be removed, and
+  // would fire on its owner's own release.)
+  ASSERT_TRUE(eventually(
+      [&] { return metric("zk_watch_count") == watches_before + kPermits + 2 * kWaiters; }));
   const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
   all[0]->unlock();
   all[1]->unlock();

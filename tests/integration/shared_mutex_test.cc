@@ -132,6 +132,7 @@ TEST_F(SharedMutexTest, UpgradeIsRefusedAtOnce) {
 TEST_F(SharedMutexTest, ReadersBehindWritersAreWokenOnceEach) {
   constexpr int kWriters = 3;
   constexpr int kReaders = 4;
+  const std::int64_t watches_before = metric("zk_watch_count");
   std::vector<std::unique_ptr<SharedMutex>> writers, readers;
   for (int i = 0; i < kWriters; ++i) writers.push_back(contender());
   for (int i = 0; i < kReaders; ++i) readers.push_back(contender());
@@ -154,6 +155,11 @@ TEST_F(SharedMutexTest, ReadersBehindWritersAreWokenOnceEach) {
     }));
     expect_queued(kWriters + i + 1u);
   }
+  // Every watch in place: the holder's on its own node, and each waiter's on its own node and
+  // on the one it waits for.
+  ASSERT_TRUE(eventually([&] {
+    return metric("zk_watch_count") == watches_before + 1 + 2 * (kWriters - 1 + kReaders);
+  }));
   const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
   writers[0]->unlock();
   for (auto& w : waiting) w.get();
