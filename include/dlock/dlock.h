@@ -5,9 +5,11 @@
 #include <dlock/backend.h>
 #include <dlock/basic_lock.h>
 #include <dlock/error.h>
+#include <dlock/file.h>
 #include <dlock/lease.h>
 #include <dlock/multi_lock.h>
 #include <dlock/mutex.h>
+#include <dlock/open.h>
 #include <dlock/semaphore.h>
 #include <dlock/shared_mutex.h>
 #include <dlock/zk/session.h>

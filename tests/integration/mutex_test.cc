@@ -202,8 +202,8 @@ TEST_F(MutexTest, WaitersAcquireInTheOrderTheyQueued) {
   for (int i = 0; i < kWaiters; ++i) {
     sessions.push_back(connect());
     waiters.push_back(std::make_unique<Mutex>(sessions.back(), "/locks/fifo"));
-    threads.emplace_back([&, i] {
-      std::lock_guard guard(*waiters[i]);
+        threads.emplace_back([&, i, waiter = waiters.back().get()] {
+      std::lock_guard guard(*waiter);
       std::lock_guard record(order_mu);
       order.push_back(i);
     });
@@ -234,9 +234,9 @@ TEST_P(HerdTest, EachReleaseFiresExactlyOneWatchWithTwentyWaiters) {
   for (int i = 0; i < kWaiters; ++i) {
     if (!shared_session) sessions.push_back(connect());
     waiters.push_back(std::make_unique<Mutex>(sessions.back(), "/locks/herd"));
-    threads.emplace_back([&, i] {
-      waiters[i]->lock();
-      waiters[i]->unlock();
+        threads.emplace_back([waiter = waiters.back().get()] {
+      waiter->lock();
+      waiter->unlock();
     });
   }
   const std::int64_t watching = shared_session ? kWaiters + 1 : 2 * kWaiters + 1;

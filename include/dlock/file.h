@@ -1,0 +1,85 @@
+// dlock::file::Backend: locks in a local directory, for programs and scripts on one host.
+//
+//   auto local = dlock::file::Backend::open({});              // the per-user directory
+//   dlock::Mutex m(local, "/jobs/nightly");                     // <dir>/jobs/nightly/.lock
+//
+// What it promises, and what it does not:
+//   - Exclusion between every process of the host, and between two handles of one process,
+//     with flock(2) on one open file per contender plus an in-process table (which keeps that
+//     true on file systems that emulate flock with POSIX locks, such as NFS). Not between
+//     hosts: a directory shared over the network is not a distributed lock.
+//   - Mutex (exclusive), SharedMutex (readers and writers on one flock) and Semaphore (N slot
+//     files, each a flock; a holder takes any free one). Downgrade is not supported.
+//   - No fairness: the kernel grants a released flock to no waiter in particular, and waiters
+//     poll (see docs/cli.md), so a waiter can be overtaken. status() lists waiters in arrival
+//     order, which is not a promise of service order.
+//   - A lock is never lost while the holding process lives, so lost() never fires; the
+//     kernel releases it when the process dies, however it dies.
+//   - Fencing tokens count up per lock, in a counter file incremented under its own flock and
+//     synced to disk. A directory on tmpfs (the default under $XDG_RUNTIME_DIR) starts again at
+//     1 after a reboot.
+//
+// Lock names map to directories: "/a/b" is <dir>/a/b/, holding the ".lock" file and the
+// bookkeeping. A name component starting with '.' or containing '%' is escaped (%2E, %25).
+//
+// Thread safety: safe for concurrent use from multiple threads.
+#ifndef DLOCK_FILE_H_
+#define DLOCK_FILE_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <dlock/backend.h>
+
+namespace dlock::file {
+
+struct Options {
+  // Absolute path of the lock directory; empty for default_directory(). Created (mode 0700)
+  // with its parents if missing.
+  std::string directory{};
+};
+
+// $XDG_RUNTIME_DIR/dlock if XDG_RUNTIME_DIR is set, else /tmp/dlock-<uid>.
+std::string default_directory();
+
+class Backend : public dlock::Backend {
+ public:
+  // Throws dlock::Error: invalid_argument (a relative directory), permission_denied (the
+  // directory cannot be created or opened, or it is owned by another user, or it is a
+  // symbolic link, as a /tmp squatter's would be), backend_failure (any other system error;
+  // the message names the path and the system's reason).
+  static std::shared_ptr<Backend> open(Options options);
+  ~Backend() override;
+
+  const std::string& directory() const noexcept;
+
+  // The lock paths at or under `prefix` ("/" for all) that were ever used in this directory,
+  // sorted. Throws dlock::Error: invalid_path, backend_failure.
+  std::vector<std::string> list(std::string_view prefix) const;
+
+  // dlock::Backend. status() lists live holders (sorted by token) and waiters (in arrival
+  // order); it ignores the deadline, as it never waits. Throws dlock::Error: invalid_path,
+  // backend_failure. make_contender() throws invalid_path, invalid_argument (a label over 256
+  // bytes), not_supported is never thrown (every role is offered). A semaphore whose permits
+  // disagree with the number recorded for the path fails each acquisition with
+  // invalid_argument.
+  std::string_view scheme() const noexcept override { return "file"; }
+  LockStatus status(std::string_view path, Clock::time_point deadline) override;
+  using dlock::Backend::status;
+  std::unique_ptr<detail::Contender> make_contender(std::string_view path,
+                                                    const ContenderSpec& spec,
+                                                    const LockOptions& options) override;
+  detail::Executor& executor() noexcept override;
+
+  class Impl;
+
+ private:
+  explicit Backend(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace dlock::file
+
+#endif  // DLOCK_FILE_H_

@@ -1,0 +1,50 @@
+// dlock::open: a Backend from a URL, so that programs and the dlock command name where locks
+// live in one string (a flag, an environment variable, a config file).
+//
+//   auto backend = dlock::open("zk://zk1:2181,zk2:2181/myapp?session_timeout=10s");
+//   auto local = dlock::open("file:");   // this host only, no server
+//   dlock::Mutex job(backend, "/jobs/nightly");
+#ifndef DLOCK_OPEN_H_
+#define DLOCK_OPEN_H_
+
+#include <chrono>
+#include <memory>
+#include <string_view>
+
+#include <dlock/backend.h>
+#include <dlock/zk/session.h>
+
+namespace dlock {
+
+// Opens the backend named by `url`:
+//
+//   zk://[user:password@]host:port[,host:port...][/chroot][?session_timeout=D&connect_timeout=D]
+//       a zk::Session, connected before open() returns. user:password adds digest credentials;
+//       D is a duration as parse_duration() reads it.
+//   file:                  the local file backend in the per-user directory (file.h)
+//   file:///absolute/dir   the local file backend in that directory (created 0700 if missing)
+//   redis://..., postgres://...   recognised, but these backends are not built yet
+//
+// Throws dlock::Error:
+//   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it);
+//   not_supported     redis:// or postgres:// (not built yet);
+//   connect_failed, auth_failed           zk:// as zk::Session::connect();
+//   permission_denied, backend_failure    file: as file::Backend::open().
+std::shared_ptr<Backend> open(std::string_view url);
+
+// As open(), for zk:// URLs only: `connect_timeout` replaces the URL's (or the default) when
+// it is shorter, so a caller with a deadline does not wait longer than it for a server.
+std::shared_ptr<Backend> open(std::string_view url, std::chrono::milliseconds connect_timeout);
+
+// The session options a zk:// URL stands for, without connecting. Throws dlock::Error
+// (invalid_argument) as open().
+zk::Options parse_zk_url(std::string_view url);
+
+// Reads a duration: a non-negative decimal number with a unit, "500ms", "30s", "1.5s", "5m",
+// "1h", "2d"; a bare number counts seconds (as flock(1) reads "-w 2.5"). Rounded up to whole
+// milliseconds. Throws dlock::Error(invalid_argument) naming the text otherwise.
+std::chrono::milliseconds parse_duration(std::string_view text);
+
+}  // namespace dlock
+
+#endif  // DLOCK_OPEN_H_

@@ -1,0 +1,22 @@
+// The per-lock numbers kept in small files, each changed under its own flock: the fencing-token
+// counter and a semaphore's agreed permits.
+#ifndef DLOCK_SRC_BACKENDS_FILE_COUNTERS_H_
+#define DLOCK_SRC_BACKENDS_FILE_COUNTERS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace dlock::file_backend {
+
+// Increments the counter in `lock_dir`/.token and returns the new value (1 for the first
+// holder ever). Synced to disk before it returns, so a token is never handed out twice even
+// across a crash of the host (on a persistent file system). Throws as throw_errno.
+std::uint64_t next_token(const std::string& lock_dir);
+
+// Records `permits` for the semaphore in `lock_dir` if none is recorded yet. Returns the
+// number recorded (the caller's, or an earlier caller's that disagrees). Throws as throw_errno.
+std::uint32_t agree_permits(const std::string& lock_dir, std::uint32_t permits);
+
+}  // namespace dlock::file_backend
+
+#endif  // DLOCK_SRC_BACKENDS_FILE_COUNTERS_H_

@@ -1,0 +1,159 @@
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+
+#include <dlock/error.h>
+#include <dlock/file.h>
+
+#include "../../executor.h"
+#include "../../holder_data.h"
+#include "../../lock_path.h"
+#include "file_contender.h"
+#include "lock_dir.h"
+#include "posix.h"
+#include "records.h"
+
+namespace dlock::file {
+
+using namespace dlock::file_backend;
+
+namespace {
+
+// The default directory is per user, and /tmp is everybody's: refuse one that someone else
+// created (or pointed elsewhere with a symbolic link) before us.
+void check_private_directory(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) throw_errno(errno, dir);
+  if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    throw Error(errc::permission_denied,
+                dir +
+                    " is not a directory of this user's (a symbolic link, or made by another "
+                    "user): remove it or give a directory with file:///path");
+  }
+  if ((st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) != 0) throw_errno(errno, dir);
+}
+
+void check_directory(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) throw_errno(errno, dir);
+  if (!S_ISDIR(st.st_mode)) throw Error(errc::backend_failure, dir + " is not a directory");
+  if (::access(dir.c_str(), R_OK | W_OK | X_OK) != 0) throw_errno(errno, dir);
+}
+
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Calls `found` with the directory of every lock at or under `dir` (relative to `root`).
+void walk_locks(const std::string& root, const std::string& relative,
+                const std::function<void(const std::string&)>& found) {
+  const std::string dir = relative.empty() ? root : root + "/" + relative;
+  if (is_file(dir + "/" + std::string(kLockFile))) found(relative);
+  std::unique_ptr<DIR, int (*)(DIR*)> listing(::opendir(dir.c_str()), ::closedir);
+  if (!listing) {
+    if (errno == ENOENT || errno == ENOTDIR) return;
+    throw_errno(errno, dir);
+  }
+  while (const dirent* entry = ::readdir(listing.get())) {
+    const std::string name = entry->d_name;
+    if (name.empty() || name.front() == '.') continue;  // ours, or "." and ".."
+    const std::string child = relative.empty() ? name : relative + "/" + name;
+    struct stat st {};
+    if (::lstat((root + "/" + child).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      walk_locks(root, child, found);
+    }
+  }
+}
+
+std::vector<QueueEntry> entries_of(const std::vector<LiveRecord>& records, bool holders) {
+  std::vector<QueueEntry> entries;
+  for (const LiveRecord& record : records) {
+    QueueEntry entry{.node = record.name};
+    if (holders) entry.token = std::strtoull(record.name.c_str(), nullptr, 10);
+    detail::decode_holder_data(record.data, entry);
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+}  // namespace
+
+class Backend::Impl {
+ public:
+  explicit Impl(std::string root)
+      : root_(std::move(root)), executor_(std::make_shared<detail::Executor>()) {}
+
+  const std::string root_;
+  const std::shared_ptr<detail::Executor> executor_;
+};
+
+std::string default_directory() {
+  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && runtime[0] == '/') {
+    return std::string(runtime) + "/dlock";
+  }
+  return "/tmp/dlock-" + std::to_string(::geteuid());
+}
+
+std::shared_ptr<Backend> Backend::open(Options options) {
+  const bool private_default = options.directory.empty();
+  std::string dir = private_default ? default_directory() : options.directory;
+  if (dir.empty() || dir.front() != '/') {
+    throw Error(errc::invalid_argument, "the lock directory '" + dir + "' is not absolute");
+  }
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  make_directories(dir);
+  if (private_default) {
+    check_private_directory(dir);
+  } else {
+    check_directory(dir);
+  }
+  return std::shared_ptr<Backend>(new Backend(std::make_shared<Impl>(std::move(dir))));
+}
+
+Backend::Backend(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Backend::~Backend() = default;
+
+const std::string& Backend::directory() const noexcept { return impl_->root_; }
+
+std::vector<std::string> Backend::list(std::string_view prefix) const {
+  if (prefix != "/") detail::check_lock_path(prefix);
+  const std::string start = lock_dir_of("", prefix);  // "" or "/a/b"
+  std::vector<std::string> paths;
+  walk_locks(impl_->root_, start.empty() ? "" : start.substr(1),
+             [&](const std::string& relative) { paths.push_back(lock_path_of(relative)); });
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+LockStatus Backend::status(std::string_view path, Clock::time_point) {
+  detail::check_lock_path(path);
+  const std::string dir = lock_dir_of(impl_->root_, path);
+  return {.path = std::string(path),
+          .holders = entries_of(live_records(dir + "/" + std::string(kHoldersDir)), true),
+          .waiters = entries_of(live_records(dir + "/" + std::string(kWaitersDir)), false)};
+}
+
+std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path,
+                                                           const ContenderSpec& spec,
+                                                           const LockOptions& options) {
+  detail::check_lock_path(path);
+  if (options.label.size() > 256) throw Error(errc::invalid_argument, "label over 256 bytes");
+  if (spec.role == ContenderSpec::Role::semaphore && spec.permits == 0) {
+    throw Error(errc::invalid_argument, "a semaphore needs at least 1 permit");
+  }
+  return std::make_unique<FileContender>(Site{.dir = lock_dir_of(impl_->root_, path),
+                                              .spec = spec,
+                                              .label = options.label,
+                                              .executor = impl_->executor_});
+}
+
+detail::Executor& Backend::executor() noexcept { return *impl_->executor_; }
+
+}  // namespace dlock::file

@@ -1,0 +1,48 @@
+// One contender of the file backend: tries the flock without blocking, and polls with a
+// bounded backoff on the backend's executor while it has to wait.
+//
+// Why polling, not a thread blocked in flock(LOCK_EX): a blocked flock can be interrupted only
+// by a signal, and a library must not take a signal number from its host program; a thread per
+// waiter would also cost more than a poll. Polling starts at 1 ms and backs off to 20 ms, so a
+// hand-off takes at most about 20 ms and a waiter costs some 50 cheap system calls a second.
+// Deadlines and cancellation are exact: the next poll is never later than the deadline, and a
+// stop request polls at once.
+#ifndef DLOCK_SRC_BACKENDS_FILE_FILE_CONTENDER_H_
+#define DLOCK_SRC_BACKENDS_FILE_FILE_CONTENDER_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "../../contender.h"
+#include "../../executor.h"
+
+namespace dlock::file_backend {
+
+// Where and what a contender locks.
+struct Site {
+  std::string dir;  // the lock's directory (lock_dir.h)
+  ContenderSpec spec;
+  std::string label;  // goes into the holder and waiter records
+  std::shared_ptr<detail::Executor> executor;
+};
+
+class FileContender : public detail::Contender {
+ public:
+  explicit FileContender(Site site);
+  ~FileContender() override;
+
+  void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
+  void abandon() noexcept override;
+
+  class Attempt;
+
+ private:
+  const std::shared_ptr<const Site> site_;
+  std::mutex mu_;
+  std::weak_ptr<Attempt> current_;
+};
+
+}  // namespace dlock::file_backend
+
+#endif  // DLOCK_SRC_BACKENDS_FILE_FILE_CONTENDER_H_

@@ -1,0 +1,55 @@
+#include "posix.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <dlock/error.h>
+
+namespace dlock::file_backend {
+
+void Fd::reset() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+std::error_code error_for_errno(int err) noexcept {
+  switch (err) {
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return errc::permission_denied;
+    case ENAMETOOLONG:
+      return errc::invalid_path;
+    default:
+      return errc::backend_failure;
+  }
+}
+
+std::string errno_detail(int err, const std::string& what) {
+  return what + ": " + std::strerror(err);
+}
+
+void throw_errno(int err, const std::string& what) {
+  throw Error(error_for_errno(err), errno_detail(err, what));
+}
+
+Fd open_lock_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) throw_errno(errno, path);
+  return Fd(fd);
+}
+
+void make_directories(const std::string& path) {
+  for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+    const std::string prefix = path.substr(0, at);
+    // EEXIST is fine whoever made it; whether it is a usable directory shows at the next open.
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) throw_errno(errno, prefix);
+    if (at == std::string::npos) return;
+  }
+}
+
+}  // namespace dlock::file_backend

@@ -1,0 +1,113 @@
+#include "records.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <memory>
+
+namespace dlock::file_backend {
+
+namespace {
+
+// A name no other publisher uses: temporary names start with '.', which live_records() skips.
+std::string temporary_name() {
+  static std::atomic<unsigned long> counter{0};
+  return ".new-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::string read_all(int fd) {
+  std::string data;
+  char buffer[1024];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return data;
+    data.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+Record Record::publish(const std::string& dir, const std::string& name, std::string_view data) {
+  make_directories(dir);
+  std::string temporary;
+  int fd = -1;
+  do {
+    temporary = dir + "/" + temporary_name();
+    fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  } while (fd < 0 && errno == EEXIST);
+  if (fd < 0) throw_errno(errno, temporary);
+  Record record;
+  record.fd_ = Fd(fd);
+  // Locked before it is visible under its real name: a reader never sees it unlocked.
+  if (::flock(fd, LOCK_EX) != 0 || !write_all(fd, data)) {
+    const int err = errno;
+    ::unlink(temporary.c_str());
+    throw_errno(err, temporary);
+  }
+  const std::string path = dir + "/" + name;
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temporary.c_str());
+    throw_errno(err, path);
+  }
+  record.path_ = path;
+  return record;
+}
+
+Record& Record::operator=(Record&& other) noexcept {
+  if (this != &other) {
+    remove();
+    fd_ = std::move(other.fd_);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+void Record::remove() noexcept {
+  // Unlinked before unlocking, so nobody sees it unlocked under its name.
+  if (!path_.empty()) ::unlink(path_.c_str());
+  path_.clear();
+  fd_.reset();
+}
+
+std::vector<LiveRecord> live_records(const std::string& dir) {
+  std::unique_ptr<DIR, int (*)(DIR*)> listing(::opendir(dir.c_str()), ::closedir);
+  if (!listing) {
+    if (errno == ENOENT) return {};
+    throw_errno(errno, dir);
+  }
+  std::vector<LiveRecord> records;
+  while (const dirent* entry = ::readdir(listing.get())) {
+    const std::string name = entry->d_name;
+    if (name.empty() || name.front() == '.') continue;
+    const std::string path = dir + "/" + name;
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd) continue;  // removed by its owner meanwhile
+    if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) {
+      ::unlink(path.c_str());  // nobody holds it: its owner died
+      continue;
+    }
+    records.push_back({name, read_all(fd.get())});
+  }
+  std::sort(records.begin(), records.end(),
+            [](const LiveRecord& a, const LiveRecord& b) { return a.name < b.name; });
+  return records;
+}
+
+}  // namespace dlock::file_backend

@@ -1,0 +1,47 @@
+// Records: who holds or waits for a lock, one small file each, for status().
+//
+// A record is valid exactly while its owner keeps the flock it took on it before the record
+// became visible (it is written under a temporary name, locked, then renamed into place). So a
+// reader tells a live record from one left by a crashed process by trying the flock itself,
+// and removes the dead ones.
+#ifndef DLOCK_SRC_BACKENDS_FILE_RECORDS_H_
+#define DLOCK_SRC_BACKENDS_FILE_RECORDS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "posix.h"
+
+namespace dlock::file_backend {
+
+class Record {
+ public:
+  Record() = default;
+  // Publishes `data` as `dir`/`name` (creating `dir`). Throws as throw_errno.
+  static Record publish(const std::string& dir, const std::string& name, std::string_view data);
+  Record(Record&&) noexcept = default;
+  Record& operator=(Record&& other) noexcept;
+  ~Record() { remove(); }
+
+  // Removes the record; idempotent.
+  void remove() noexcept;
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  Fd fd_;
+  std::string path_;
+};
+
+struct LiveRecord {
+  std::string name;
+  std::string data;
+};
+
+// The live records of `dir`, sorted by name; an absent `dir` has none. Removes dead records
+// on the way. Throws as throw_errno when `dir` cannot be read.
+std::vector<LiveRecord> live_records(const std::string& dir);
+
+}  // namespace dlock::file_backend
+
+#endif  // DLOCK_SRC_BACKENDS_FILE_RECORDS_H_

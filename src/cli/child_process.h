@@ -1,0 +1,52 @@
+// The command dlock runs: started in a process group of its own (so that signals and a lost
+// lock reach everything it started), with the terminal handed to that group when dlock was in
+// the foreground of one, so that interactive commands can read it.
+#ifndef DLOCK_SRC_CLI_CHILD_PROCESS_H_
+#define DLOCK_SRC_CLI_CHILD_PROCESS_H_
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dlock::cli {
+
+struct ChildSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::vector<std::string> env;   // NAME=value entries added to (or replacing) the environment
+  sigset_t mask{};                // the signal mask to start the command with
+};
+
+// The command could not be started; `status` is what dlock exits with (126, 127 or 71).
+struct SpawnError : std::runtime_error {
+  SpawnError(int status, const std::string& message)
+      : std::runtime_error(message), status(status) {}
+  int status;
+};
+
+class ChildProcess {
+ public:
+  // Starts the command. Throws SpawnError.
+  static ChildProcess spawn(const ChildSpec& spec);
+
+  pid_t pid() const noexcept { return pid_; }
+  // Sends `signal` to the command's whole process group.
+  void signal_group(int signal) const noexcept;
+  // Collects the command's end if it came: its exit status, or 128+N for death by signal N.
+  // A command stopped from the terminal (Ctrl-Z) stops dlock too, and both continue together.
+  std::optional<int> poll_exit();
+
+ private:
+  ChildProcess(pid_t pid, bool owns_terminal) : pid_(pid), owns_terminal_(owns_terminal) {}
+  void take_terminal_back() const noexcept;
+
+  pid_t pid_;
+  bool owns_terminal_;
+};
+
+}  // namespace dlock::cli
+
+#endif  // DLOCK_SRC_CLI_CHILD_PROCESS_H_

@@ -1,0 +1,31 @@
+// The exit statuses of the dlock command (the table in docs/cli.md and in --help).
+#ifndef DLOCK_SRC_CLI_EXIT_STATUS_H_
+#define DLOCK_SRC_CLI_EXIT_STATUS_H_
+
+#include <system_error>
+
+namespace dlock::cli {
+
+// The command's own status passes through (0-125). The rest follow <sysexits.h> and the shells.
+inline constexpr int kConflictDefault = 1;  // -n/-w: the lock was busy (-E changes it), as flock
+inline constexpr int kUsage = 64;           // EX_USAGE: unknown option, bad duration or number
+inline constexpr int kBadLockName = 65;     // EX_DATAERR: invalid lock name, disagreeing --max
+inline constexpr int kUnavailable = 69;     // EX_UNAVAILABLE: no server, session lost while waiting
+inline constexpr int kSoftware = 70;        // EX_SOFTWARE: a bug in dlock
+inline constexpr int kOsError = 71;         // EX_OSERR: fork, pipe and the like failed
+inline constexpr int kLockLost = 75;        // EX_TEMPFAIL: the lock was lost, the command stopped
+inline constexpr int kNoPermission = 77;    // EX_NOPERM: refused by the server or file system
+inline constexpr int kBadBackend = 78;      // EX_CONFIG: bad backend URL, unknown scheme
+inline constexpr int kCannotExecute = 126;  // the command was found but could not be executed
+inline constexpr int kNotFound = 127;       // the command was not found
+inline constexpr int kSignalBase = 128;     // 128+N: the command (or dlock) died of signal N
+
+// The status for a library error met while opening the backend (`opening`) or later.
+int exit_status_for(std::error_code error, bool opening);
+
+// The table, for --help.
+const char* exit_status_table();
+
+}  // namespace dlock::cli
+
+#endif  // DLOCK_SRC_CLI_EXIT_STATUS_H_

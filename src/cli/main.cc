@@ -1,0 +1,196 @@
+// dlock: run a command while holding a distributed lock; show who holds a lock.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include <dlock/dlock.h>
+#include <dlock/open.h>
+
+#include "exit_status.h"
+#include "lock_listing.h"
+#include "report.h"
+#include "run_command.h"
+
+namespace {
+
+using namespace dlock;
+using namespace dlock::cli;
+
+constexpr const char* kDescription =
+    R"(dlock - run a command while holding a lock, on one host or across many
+
+  dlock run [options] NAME -- COMMAND [ARGS...]
+  dlock run [options] NAME -c 'SHELL COMMAND'
+  dlock status [--json] NAME
+  dlock list [--json] [PREFIX]
+
+Locks are named by slash-separated paths (/jobs/nightly). Where they live is a backend URL,
+from --backend or the DLOCK_BACKEND variable:
+  zk://host:2181[,host:2181...][/chroot][?session_timeout=10s]   a ZooKeeper ensemble
+  file:  or  file:///path/to/dir                                  local files, ONE HOST ONLY
+Without either, dlock uses file: in a per-user directory ($XDG_RUNTIME_DIR/dlock, else
+/tmp/dlock-UID): it needs no server, and it excludes only processes of this host.)";
+
+constexpr const char* kExamples = R"(EXAMPLES
+  Run a cron job on one host of many, skip it if another host runs it:
+    dlock --backend zk://zk1:2181,zk2:2181/cron run -n /jobs/nightly -- /usr/local/bin/report
+  A leader-style service: one instance runs, the others queue behind it:
+    dlock run --on-lost=term /services/indexer -- indexer --serve
+  At most four encodes at once, wait up to 10 minutes for a slot:
+    dlock run --max 4 -w 10m /pools/encoder -c 'ffmpeg -i "$IN" "$OUT"'
+  Who holds it, and who waits:
+    dlock status /jobs/nightly
+    dlock list --json /jobs)";
+
+std::string backend_url(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("DLOCK_BACKEND"); env && *env) return env;
+  return "file:";
+}
+
+// Reads a duration option; prints and returns false if it is bad.
+bool read_duration(const std::string& option, const std::string& text,
+                   std::optional<std::chrono::milliseconds>& out) {
+  if (text.empty()) return true;
+  try {
+    out = parse_duration(text);
+    return true;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "dlock: %s: %s\n", option.c_str(), e.what());
+    return false;
+  }
+}
+
+int report_error(const Error& e, bool opening) {
+  std::fprintf(stderr, "dlock: %s\n", e.what());
+  return exit_status_for(e.code(), opening);
+}
+
+std::shared_ptr<Backend> open_backend(const std::string& url) { return dlock::open(url); }
+
+int show_status(const std::string& url, const std::string& name, bool json) {
+  std::shared_ptr<Backend> backend;
+  try {
+    backend = open_backend(url);
+  } catch (const Error& e) {
+    return report_error(e, true);
+  }
+  try {
+    const LockStatus status = backend->status(name);
+    std::cout << (json ? status_json(status) : status_text(status, now_ms()));
+    return 0;
+  } catch (const Error& e) {
+    return report_error(e, false);
+  }
+}
+
+int show_list(const std::string& url, const std::string& prefix, bool json) {
+  std::shared_ptr<Backend> backend;
+  try {
+    backend = open_backend(url);
+  } catch (const Error& e) {
+    return report_error(e, true);
+  }
+  try {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    std::vector<LockStatus> locks;
+    for (const std::string& path : list_locks(*backend, url, prefix, deadline)) {
+      locks.push_back(backend->status(path, deadline));
+    }
+    std::cout << (json ? list_json(locks) : list_text(locks, now_ms()));
+    return 0;
+  } catch (const Error& e) {
+    return report_error(e, false);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{kDescription, "dlock"};
+  app.footer(std::string(kExamples) + "\n\n" + exit_status_table() +
+             "\n\nSee docs/cli.md for the whole manual.");
+  app.require_subcommand(1);
+  app.fallthrough();
+  std::string backend_flag;
+  app.add_option("--backend", backend_flag, "Backend URL (default: $DLOCK_BACKEND, else file:)");
+
+  RunOptions run;
+  std::string wait_text, grace_text, shell_command, on_lost = "term";
+  bool nonblock = false;
+  CLI::App* run_cmd = app.add_subcommand("run", "Hold the lock NAME while COMMAND runs");
+  run_cmd->add_flag("-n,--nonblock", nonblock, "Fail (exit 1, see -E) if the lock is busy");
+  run_cmd->add_option("-w,--wait,--timeout", wait_text,
+                      "Give up after DURATION (500ms, 30s, 5m, 1h; a bare number is seconds)");
+  run_cmd
+      ->add_option("-E,--conflict-exit-code", run.conflict_exit_code,
+                   "Exit status when -n or -w gives up (default 1)")
+      ->check(CLI::Range(0, 255));
+  auto* shared = run_cmd->add_flag("-s,--shared", run.shared,
+                                   "Take a shared (read) lock: many at once, no exclusive holder");
+  run_cmd->add_option("--max", run.max, "A semaphore: at most N holders at once")
+      ->check(CLI::Range(1u, 1000000u))
+      ->excludes(shared);
+  run_cmd->add_option("-c,--command", shell_command, "Run this through the shell ($SHELL -c)");
+  run_cmd
+      ->add_option("--on-lost", on_lost,
+                   "If the lock is lost: term (SIGTERM, then SIGKILL after --kill-grace), kill, "
+                   "or ignore (default term)")
+      ->check(CLI::IsMember({"term", "kill", "ignore"}));
+  run_cmd->add_option("--kill-grace", grace_text,
+                      "Time between SIGTERM and SIGKILL on loss (default: ZooKeeper 5% of the "
+                      "session timeout)");
+  run_cmd->add_option("--label", run.label, "Recorded with the holder, shown by status");
+  run_cmd->add_flag("-v,--verbose", run.verbose, "Say when the lock is busy, held or lost");
+  run_cmd->add_option("NAME", run.name, "Lock name, e.g. /jobs/nightly")->required();
+  run_cmd->add_option("COMMAND", run.command, "The command and its arguments (after --)");
+
+  std::string status_name;
+  bool status_json_flag = false;
+  CLI::App* status_cmd = app.add_subcommand("status", "Show the holder and the queue of NAME");
+  status_cmd->add_flag("--json", status_json_flag, "Print JSON");
+  status_cmd->add_option("NAME", status_name, "Lock name")->required();
+
+  std::string list_prefix = "/";
+  bool list_json_flag = false;
+  CLI::App* list_cmd = app.add_subcommand("list", "List the locks under PREFIX (default /)");
+  list_cmd->add_flag("--json", list_json_flag, "Print JSON");
+  list_cmd->add_option("PREFIX", list_prefix, "Lock name prefix");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int status = app.exit(e);
+    return status == 0 ? 0 : kUsage;
+  }
+
+  const std::string url = backend_url(backend_flag);
+  if (*status_cmd) return show_status(url, status_name, status_json_flag);
+  if (*list_cmd) return show_list(url, list_prefix, list_json_flag);
+
+  run.backend_url = url;
+  if (!read_duration("--wait", wait_text, run.wait) ||
+      !read_duration("--kill-grace", grace_text, run.kill_grace)) {
+    return kUsage;
+  }
+  if (nonblock) run.wait = std::chrono::milliseconds::zero();
+  run.on_lost = on_lost == "kill"     ? OnLost::kill
+                : on_lost == "ignore" ? OnLost::ignore
+                                      : OnLost::term;
+  if (!shell_command.empty()) {
+    if (!run.command.empty()) {
+      std::fprintf(stderr, "dlock: give either -c 'COMMAND' or -- COMMAND ARGS, not both\n");
+      return kUsage;
+    }
+    const char* shell = std::getenv("SHELL");
+    run.command = {shell && *shell ? shell : "/bin/sh", "-c", shell_command};
+  }
+  if (run.command.empty()) {
+    std::fprintf(stderr, "dlock: no command given (dlock run NAME -- COMMAND ARGS...)\n");
+    return kUsage;
+  }
+  return run_command(run);
+}

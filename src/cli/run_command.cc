@@ -1,0 +1,295 @@
+#include "run_command.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include <dlock/dlock.h>
+#include <dlock/open.h>
+
+#include "child_process.h"
+#include "exit_status.h"
+#include "lock_path.h"
+#include "signals.h"
+#include "wait_line.h"
+
+namespace dlock::cli {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kStatusInterval{500};
+// On ZooKeeper lost() fires at 0.9 of the session timeout without word from the server, and
+// the server may expire the session (and grant the lock to the next waiter) at 1.0. The
+// default grace between SIGTERM and SIGKILL is half of that margin, so the command is dead
+// before anyone else can hold the lock.
+constexpr double kZkGraceFraction = 0.05;
+constexpr milliseconds kDefaultGrace{5000};  // backends whose locks are never lost
+
+void say(const std::string& message) { std::fprintf(stderr, "dlock: %s\n", message.c_str()); }
+
+// Wakes the main loop from the library's threads.
+class Wakeup {
+ public:
+  Wakeup() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  ~Wakeup() { close(fd_); }
+  int fd() const noexcept { return fd_; }
+  void notify() const noexcept {
+    const std::uint64_t one = 1;
+    (void)!write(fd_, &one, sizeof one);
+  }
+  void drain() const noexcept {
+    std::uint64_t count;
+    (void)!read(fd_, &count, sizeof count);
+  }
+
+ private:
+  int fd_;
+};
+
+// Waits for the signal inbox, the wakeup, or `timeout` (negative: no timeout). Returns which
+// of the two fds are readable.
+std::pair<bool, bool> wait_events(const SignalInbox& inbox, const Wakeup& wakeup, int timeout_ms) {
+  pollfd fds[2] = {{inbox.fd(), POLLIN, 0}, {wakeup.fd(), POLLIN, 0}};
+  if (poll(fds, 2, timeout_ms) <= 0) return {false, false};
+  return {(fds[0].revents & POLLIN) != 0, (fds[1].revents & POLLIN) != 0};
+}
+
+int ms_until(Clock::time_point when) {
+  const auto left = std::chrono::ceil<milliseconds>(when - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+}
+
+// The lock the options ask for, behind one acquire call.
+struct LockChoice {
+  std::shared_ptr<void> handle;
+  std::function<void(BasicLock::AcquireCallback, Clock::time_point, std::stop_token)> acquire;
+};
+
+LockChoice choose_lock(const std::shared_ptr<Backend>& backend, const RunOptions& options) {
+  const LockOptions lock_options{.label = options.label};
+  if (options.max > 0) {
+    auto semaphore = std::make_shared<Semaphore>(backend, options.name, options.max, lock_options);
+    return {semaphore, [semaphore](auto done, auto deadline, auto stop) {
+              semaphore->async_acquire(std::move(done), deadline, std::move(stop));
+            }};
+  }
+  // Exclusive runs are the writers of the same readers-writer lock that --shared reads, so
+  // that the two exclude each other as flock -x and flock -s do.
+  auto rw = std::make_shared<SharedMutex>(backend, options.name, lock_options);
+  if (options.shared) {
+    return {rw, [rw](auto done, auto deadline, auto stop) {
+              rw->async_acquire_shared(std::move(done), deadline, std::move(stop));
+            }};
+  }
+  return {rw, [rw](auto done, auto deadline, auto stop) {
+            rw->async_acquire(std::move(done), deadline, std::move(stop));
+          }};
+}
+
+milliseconds default_grace(Backend& backend) {
+  if (auto* session = dynamic_cast<zk::Session*>(&backend)) {
+    const auto timeout = session->negotiated_timeout();
+    return std::max(milliseconds(1), milliseconds(static_cast<long long>(
+                                         static_cast<double>(timeout.count()) * kZkGraceFraction)));
+  }
+  return kDefaultGrace;
+}
+
+struct Acquired {
+  std::mutex mu;
+  bool done = false;
+  std::error_code error;
+  Lease lease;
+};
+
+class Runner {
+ public:
+  explicit Runner(const RunOptions& options) : options_(options) {}
+
+  int run() {
+    const auto start = Clock::now();
+    deadline_ = !options_.wait                ? Clock::time_point::max()
+                : options_.wait->count() == 0 ? Clock::time_point::min()
+                                              : start + *options_.wait;
+    detail::check_lock_path(options_.name);
+    try {
+      backend_ = options_.wait && options_.wait->count() > 0
+                     ? dlock::open(options_.backend_url, *options_.wait)
+                     : dlock::open(options_.backend_url);
+    } catch (const Error& e) {
+      say(e.what());
+      return exit_status_for(e.code(), true);
+    }
+    Lease lease;
+    if (const int status = acquire(start, lease); status >= 0) return status;
+    return hold_while_running(lease);
+  }
+
+ private:
+  // Returns -1 with `lease` filled when the lock is held, else the exit status.
+  int acquire(Clock::time_point start, Lease& lease) {
+    LockChoice lock = choose_lock(backend_, options_);
+    lock_handle_ = lock.handle;
+    auto acquired = std::make_shared<Acquired>();
+    std::stop_source stop;
+    lock.acquire(
+        [acquired, wakeup = &wakeup_](std::error_code ec, Lease got) {
+          {
+            std::lock_guard guard(acquired->mu);
+            acquired->done = true;
+            acquired->error = ec;
+            acquired->lease = std::move(got);
+          }
+          wakeup->notify();
+        },
+        deadline_, stop.get_token());
+
+    WaitLine line;
+    const Self self = this_process();
+    auto next_refresh = start + kStatusInterval;
+    int interrupted_by = 0;
+    for (;;) {
+      {
+        std::lock_guard guard(acquired->mu);
+        if (acquired->done) break;
+      }
+      const auto [signalled, woken] =
+          wait_events(inbox_, wakeup_, line.enabled() ? ms_until(next_refresh) : -1);
+      if (woken) wakeup_.drain();
+      if (signalled) {
+        const int signal = inbox_.take();
+        // A signal that would end dlock ends the wait: USR1/USR2 are for the command only.
+        if (signal != 0 && signal != SIGUSR1 && signal != SIGUSR2 && is_forwarded(signal)) {
+          interrupted_by = signal;
+          stop.request_stop();
+        }
+      }
+      if (line.enabled() && Clock::now() >= next_refresh && !interrupted_by) {
+        next_refresh = Clock::now() + kStatusInterval;
+        try {
+          const LockStatus status = backend_->status(options_.name, Clock::now() + kStatusInterval);
+          line.show(describe_wait(status, self,
+                                  std::chrono::duration_cast<milliseconds>(Clock::now() - start),
+                                  std::chrono::duration_cast<milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count()));
+        } catch (const std::exception&) {
+          // A status that cannot be read now says nothing about the wait itself.
+        }
+      }
+    }
+    line.clear();
+    std::lock_guard guard(acquired->mu);
+    const std::error_code ec = acquired->error;
+    if (!ec) {
+      lease = std::move(acquired->lease);
+      return -1;
+    }
+    if (interrupted_by != 0 && ec == errc::cancelled) return kSignalBase + interrupted_by;
+    if (ec == errc::timed_out) {
+      if (options_.verbose) say(options_.name + " is busy; gave up");
+      return options_.conflict_exit_code;
+    }
+    say(options_.name + ": " + ec.message());
+    return exit_status_for(ec, false);
+  }
+
+  int hold_while_running(Lease& lease) {
+    if (options_.verbose)
+      say("holding " + options_.name + " (token " + std::to_string(lease.token()) + ")");
+    std::atomic<bool> lost{false};
+    std::stop_callback on_lost(lease.lost(), [&] {
+      lost = true;
+      wakeup_.notify();
+    });
+    std::optional<ChildProcess> child;
+    try {
+      child = ChildProcess::spawn(
+          {.argv = options_.command,
+           .env = {"DLOCK_NAME=" + options_.name, "DLOCK_TOKEN=" + std::to_string(lease.token())},
+           .mask = inbox_.original_mask()});
+    } catch (const SpawnError& e) {
+      say(e.what());
+      return e.status;
+    }
+    const milliseconds grace = options_.kill_grace.value_or(default_grace(*backend_));
+    std::optional<Clock::time_point> kill_at;
+    bool stopping_for_loss = false;
+    for (;;) {
+      const auto [signalled, woken] =
+          wait_events(inbox_, wakeup_, kill_at ? ms_until(*kill_at) : -1);
+      if (woken) wakeup_.drain();
+      if (signalled) {
+        while (const int signal = inbox_.take()) {
+          if (is_forwarded(signal)) child->signal_group(signal);
+        }
+        // SIGCHLD or not: signals can merge, so always look.
+      }
+      if (auto status = child->poll_exit()) {
+        if (!stopping_for_loss) return *status;
+        child->signal_group(SIGKILL);  // whatever the command left behind in its group
+        say("the command was stopped because the lock was lost (exit status " +
+            std::to_string(*status) + ")");
+        return kLockLost;
+      }
+      if (lost && !stopping_for_loss && !lost_reported_) {
+        lost_reported_ = true;
+        switch (options_.on_lost) {
+          case OnLost::term:
+            say("lost the lock on " + options_.name +
+                "; sending SIGTERM to the command, SIGKILL in " + short_duration_ms(grace));
+            child->signal_group(SIGTERM);
+            kill_at = Clock::now() + grace;
+            stopping_for_loss = true;
+            break;
+          case OnLost::kill:
+            say("lost the lock on " + options_.name + "; killing the command");
+            child->signal_group(SIGKILL);
+            stopping_for_loss = true;
+            break;
+          case OnLost::ignore:
+            say("lost the lock on " + options_.name + "; the command goes on (--on-lost=ignore)");
+            break;
+        }
+      }
+      if (kill_at && Clock::now() >= *kill_at) {
+        child->signal_group(SIGKILL);
+        kill_at.reset();
+      }
+    }
+  }
+
+  static std::string short_duration_ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
+
+  const RunOptions& options_;
+  SignalInbox inbox_;  // first: before the backend starts any thread
+  Wakeup wakeup_;
+  Clock::time_point deadline_;
+  std::shared_ptr<Backend> backend_;
+  std::shared_ptr<void> lock_handle_;
+  bool lost_reported_ = false;
+};
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  try {
+    return Runner(options).run();
+  } catch (const Error& e) {
+    say(e.what());
+    return exit_status_for(e.code(), false);
+  } catch (const std::exception& e) {
+    say(e.what());
+    return kSoftware;
+  }
+}
+
+}  // namespace dlock::cli

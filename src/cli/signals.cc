@@ -1,0 +1,46 @@
+#include "signals.h"
+
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace dlock::cli {
+
+SignalInbox::SignalInbox() {
+  sigset_t wanted;
+  sigemptyset(&wanted);
+  for (int signal : kForwardedSignals) sigaddset(&wanted, signal);
+  sigaddset(&wanted, SIGCHLD);
+  // Handing the terminal back from the command's group needs SIGTTOU out of the way.
+  sigaddset(&wanted, SIGTTOU);
+  if (sigprocmask(SIG_BLOCK, &wanted, &original_) != 0) {
+    throw std::system_error(errno, std::generic_category(), "sigprocmask");
+  }
+  fd_ = signalfd(-1, &wanted, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
+}
+
+SignalInbox::~SignalInbox() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int SignalInbox::take() {
+  signalfd_siginfo info{};
+  for (;;) {
+    const ssize_t n = read(fd_, &info, sizeof info);
+    if (n == static_cast<ssize_t>(sizeof info)) return static_cast<int>(info.ssi_signo);
+    if (n < 0 && errno == EINTR) continue;
+    return 0;
+  }
+}
+
+bool is_forwarded(int signal) noexcept {
+  for (int s : kForwardedSignals) {
+    if (s == signal) return true;
+  }
+  return false;
+}
+
+}  // namespace dlock::cli

@@ -1,0 +1,256 @@
+// The dlock command on the local file backend: exit statuses side by side with flock(1),
+// signals, -n/-w, --shared, --max, status and list.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include "dlock_process.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class CliTest : public ::testing::Test {
+ protected:
+  // `dlock ARGS...` against this test's own lock directory.
+  std::vector<std::string> dlock(std::vector<std::string> args) const {
+    args.insert(args.begin(), {dlock_cli(), "--backend", "file://" + dir_.path()});
+    return args;
+  }
+  Finished run_dlock(std::vector<std::string> args) const { return run(dlock(std::move(args))); }
+
+  // Starts a holder of `name` (extra run options in `options`) that runs until killed, and
+  // waits until it holds the lock.
+  std::unique_ptr<Process> hold(const std::string& name, std::vector<std::string> options = {}) {
+    const std::string marker = dir_.file("held-" + std::to_string(holders_++));
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {name, "--", "sh", "-c", "touch " + marker + "; exec sleep 60"});
+    auto holder = std::make_unique<Process>(dlock(args));
+    EXPECT_TRUE(eventually([&] { return file_exists(marker); })) << "holder never got " << name;
+    return holder;
+  }
+
+  nlohmann::json status_json(const std::string& name) const {
+    const Finished f = run_dlock({"status", "--json", name});
+    EXPECT_EQ(0, f.status) << f.err;
+    return nlohmann::json::parse(f.out);
+  }
+
+  TempDir dir_;
+  int holders_ = 0;
+};
+
+// One row: the same situation through flock(1) and through dlock.
+struct Row {
+  const char* what;
+  bool contended;                 // another process holds the lock meanwhile
+  std::vector<std::string> opts;  // options shared by flock and dlock, before the lock name
+  std::vector<std::string> cmd;   // after the lock name (flock FILE -c X, dlock NAME -c X)
+  int flock_status;               // -1: flock has no equivalent
+  int dlock_status;
+};
+
+TEST_F(CliTest, ExitStatusesMatchFlockWhereFlockHasThem) {
+  const std::vector<Row> table = {
+      {"command succeeds", false, {}, {"true"}, 0, 0},
+      {"command's status passes through", false, {}, {"sh", "-c", "exit 3"}, 3, 3},
+      {"-c runs the shell", false, {}, {"-c", "exit 5"}, 5, 5},
+      {"killed by SIGTERM is 128+15", false, {}, {"-c", "kill -TERM $$"}, 143, 143},
+      {"-n under contention", true, {"-n"}, {"true"}, 1, 1},
+      {"-n -E 7 under contention", true, {"-n", "-E", "7"}, {"true"}, 7, 7},
+      {"-w expiring", true, {"-w", "0.3"}, {"true"}, 1, 1},
+      {"-w expiring with -E", true, {"-w", "0.3", "-E", "9"}, {"true"}, 9, 9},
+      {"-n on a free lock runs", false, {"-n"}, {"sh", "-c", "exit 4"}, 4, 4},
+      // flock exits 69 (EX_UNAVAILABLE) for both; dlock does as shells do.
+      {"command not found", false, {}, {"/nonexistent/cmd"}, 69, 127},
+      {"command not executable", false, {}, {"/etc/passwd"}, 69, 126},
+  };
+  for (const Row& row : table) {
+    SCOPED_TRACE(row.what);
+    const std::string lock_file = dir_.file("flock-target");
+    std::unique_ptr<Process> flock_holder, dlock_holder;
+    if (row.contended) {
+      const std::string marker = dir_.file("flock-held");
+      flock_holder = std::make_unique<Process>(std::vector<std::string>{
+          "flock", lock_file, "sh", "-c", "touch " + marker + "; exec sleep 60"});
+      ASSERT_TRUE(eventually([&] { return file_exists(marker); }));
+      dlock_holder = hold("/table");
+    }
+    std::vector<std::string> flock_args = {"flock"};
+    flock_args.insert(flock_args.end(), row.opts.begin(), row.opts.end());
+    flock_args.push_back(lock_file);
+    flock_args.insert(flock_args.end(), row.cmd.begin(), row.cmd.end());
+    std::vector<std::string> dlock_args = {"run"};
+    dlock_args.insert(dlock_args.end(), row.opts.begin(), row.opts.end());
+    dlock_args.push_back("/table");
+    if (row.cmd.front() != "-c") dlock_args.push_back("--");
+    dlock_args.insert(dlock_args.end(), row.cmd.begin(), row.cmd.end());
+
+    if (row.flock_status >= 0) {
+      EXPECT_EQ(row.flock_status, run(flock_args).status);
+    }
+    const Finished dlock_result = run_dlock(dlock_args);
+    EXPECT_EQ(row.dlock_status, dlock_result.status) << dlock_result.err;
+    std::remove(dir_.file("flock-held").c_str());
+  }
+}
+
+TEST_F(CliTest, BadInputHasItsOwnStatusAndMessage) {
+  struct BadInput {
+    std::vector<std::string> args;
+    int status;
+    const char* message;
+  };
+  const std::vector<BadInput> table = {
+      {{"run", "--bogus", "/a", "--", "true"}, 64, "--bogus"},
+      {{"run", "-w", "5 parsecs", "/a", "--", "true"}, 64, "bad duration"},
+      {{"run", "--kill-grace", "-1s", "/a", "--", "true"}, 64, ""},
+      {{"run", "/a"}, 64, "no command"},
+      {{"run", "relative", "--", "true"}, 65, "must start with '/'"},
+      {{"run", "/a//b", "--", "true"}, 65, "empty component"},
+      {{"status", "/a/"}, 65, "must not end with '/'"},
+  };
+  for (const BadInput& bad : table) {
+    SCOPED_TRACE(bad.args[1]);
+    const Finished f = run_dlock(bad.args);
+    EXPECT_EQ(bad.status, f.status) << f.err;
+    EXPECT_NE(std::string::npos, f.err.find(bad.message)) << f.err;
+  }
+  const auto with_backend = [](const std::string& url) {
+    return run({dlock_cli(), "--backend", url, "run", "-w", "1s", "/a", "--", "true"});
+  };
+  EXPECT_EQ(78, with_backend("nonsense").status);
+  EXPECT_EQ(78, with_backend("zk://").status);
+  EXPECT_EQ(78, with_backend("gopher://host/x").status);
+  EXPECT_EQ(78, with_backend("redis://127.0.0.1:6379").status);
+  EXPECT_EQ(78, with_backend("zk://127.0.0.1:2181?session_timeout=soon").status);
+  // A port nobody listens on: unavailable, within the wait.
+  const auto start = std::chrono::steady_clock::now();
+  const Finished unreachable = with_backend("zk://127.0.0.1:9");
+  EXPECT_EQ(69, unreachable.status) << unreachable.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_NE(std::string::npos, unreachable.err.find("127.0.0.1:9"));
+}
+
+TEST_F(CliTest, EnvironmentNamesTheLockAndItsToken) {
+  const std::string out = dir_.file("env-out");
+  for (int i = 0; i < 2; ++i) {
+    const Finished f =
+        run_dlock({"run", "/env/x", "-c", "echo $DLOCK_NAME $DLOCK_TOKEN >> " + out});
+    ASSERT_EQ(0, f.status) << f.err;
+  }
+  EXPECT_EQ("/env/x 1\n/env/x 2\n", read_file(out));
+}
+
+TEST_F(CliTest, SignalsReachTheCommandsProcessGroup) {
+  const std::string ready = dir_.file("ready");
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
+    SCOPED_TRACE(sig);
+    std::remove(ready.c_str());
+    // The trap exits with a status naming the signal; the sleep in the same group is killed
+    // too by the default action of the signal (not by the shell).
+    Process p(dlock({"run", "/signals", "-c",
+                     "trap 'exit 42' TERM INT HUP USR1; touch " + ready + "; sleep 60 & wait"}));
+    ASSERT_TRUE(eventually([&] { return file_exists(ready); }));
+    p.signal(sig);
+    EXPECT_EQ(42, p.wait().status);
+  }
+}
+
+TEST_F(CliTest, NonblockFailsAtOnceUnderContention) {
+  auto holder = hold("/busy");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(1, run_dlock({"run", "-n", "/busy", "--", "true"}).status);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST_F(CliTest, WaitExpiresThenSucceedsOnceReleased) {
+  auto holder = hold("/busy");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(1, run_dlock({"run", "-w", "400ms", "/busy", "--", "true"}).status);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, 400ms);
+  EXPECT_LT(waited, 3s);
+  Process waiter(dlock({"run", "-w", "20s", "/busy", "--", "sh", "-c", "exit 6"}));
+  holder.reset();  // killed: the kernel drops its flock
+  EXPECT_EQ(6, waiter.wait().status);
+}
+
+TEST_F(CliTest, SharedHoldersRunTogetherAndExcludeExclusive) {
+  // Each reader waits until both are in: they can only finish if they run at once.
+  const std::string both = "for i in $(seq 500); do [ -e " + dir_.file("r1") + " ] && [ -e " +
+                           dir_.file("r2") + " ] && exit 0; sleep 0.02; done; exit 9";
+  Process r1(dlock({"run", "-s", "/rw", "-c", "touch " + dir_.file("r1") + "; " + both}));
+  Process r2(dlock({"run", "-s", "/rw", "-c", "touch " + dir_.file("r2") + "; " + both}));
+  EXPECT_EQ(0, r1.wait().status);
+  EXPECT_EQ(0, r2.wait().status);
+
+  auto reader = hold("/rw", {"-s"});
+  EXPECT_EQ(1, run_dlock({"run", "-n", "/rw", "--", "true"}).status);
+  EXPECT_EQ(0, run_dlock({"run", "-n", "-s", "/rw", "--", "true"}).status);
+  reader.reset();
+  auto writer = hold("/rw");
+  EXPECT_EQ(1, run_dlock({"run", "-n", "-s", "/rw", "--", "true"}).status);
+}
+
+TEST_F(CliTest, MaxAdmitsThatManyHolders) {
+  auto first = hold("/pool", {"--max", "2"});
+  auto second = hold("/pool", {"--max", "2"});
+  EXPECT_EQ(1, run_dlock({"run", "-n", "--max", "2", "/pool", "--", "true"}).status);
+  const Finished disagreeing = run_dlock({"run", "-n", "--max", "3", "/pool", "--", "true"});
+  EXPECT_EQ(65, disagreeing.status) << disagreeing.err;
+  first.reset();
+  EXPECT_EQ(0, run_dlock({"run", "-w", "10s", "--max", "2", "/pool", "--", "true"}).status);
+}
+
+TEST_F(CliTest, StatusAndListShowHolderAndQueue) {
+  auto holder = hold("/jobs/nightly", {"--label", "nightly-report"});
+  Process waiter(dlock({"run", "/jobs/nightly", "--", "true"}));
+  ASSERT_TRUE(eventually([&] { return status_json("/jobs/nightly")["waiters"].size() == 1; }));
+
+  const nlohmann::json status = status_json("/jobs/nightly");
+  EXPECT_EQ("/jobs/nightly", status["path"]);
+  ASSERT_EQ(1u, status["holders"].size());
+  EXPECT_EQ(holder->pid(), status["holders"][0]["pid"]);
+  EXPECT_EQ("nightly-report", status["holders"][0]["label"]);
+  EXPECT_EQ(1, status["holders"][0]["token"]);
+  EXPECT_GT(status["holders"][0]["since_ms"].get<std::int64_t>(), 0);
+  EXPECT_EQ(waiter.pid(), status["waiters"][0]["pid"]);
+
+  const Finished text = run_dlock({"status", "/jobs/nightly"});
+  EXPECT_NE(std::string::npos, text.out.find("held")) << text.out;
+  EXPECT_NE(std::string::npos, text.out.find("pid " + std::to_string(holder->pid()))) << text.out;
+  EXPECT_NE(std::string::npos, text.out.find("1. waits")) << text.out;
+
+  ASSERT_EQ(0, run_dlock({"run", "/jobs/weekly", "--", "true"}).status);
+  ASSERT_EQ(0, run_dlock({"run", "/other", "--", "true"}).status);
+  const Finished listing = run_dlock({"list", "--json", "/jobs"});
+  ASSERT_EQ(0, listing.status) << listing.err;
+  const nlohmann::json locks = nlohmann::json::parse(listing.out);
+  ASSERT_EQ(2u, locks.size());
+  EXPECT_EQ("/jobs/nightly", locks[0]["path"]);
+  EXPECT_EQ(1u, locks[0]["holders"].size());
+  EXPECT_EQ("/jobs/weekly", locks[1]["path"]);
+  EXPECT_TRUE(locks[1]["holders"].empty());
+  const Finished all = run_dlock({"list"});
+  EXPECT_NE(std::string::npos, all.out.find("/other  free")) << all.out;
+  EXPECT_NE(std::string::npos, all.out.find("1 waiting")) << all.out;
+
+  holder.reset();
+  EXPECT_EQ(0, waiter.wait().status);
+  EXPECT_TRUE(status_json("/jobs/nightly")["holders"].empty());
+}
+
+TEST_F(CliTest, HelpIsAManPage) {
+  const Finished help = run({dlock_cli(), "--help"});
+  EXPECT_EQ(0, help.status);
+  for (const char* part : {"ONE HOST ONLY", "EXAMPLES", "EXIT STATUS", "zk://", "DLOCK_BACKEND"}) {
+    EXPECT_NE(std::string::npos, help.out.find(part)) << part;
+  }
+}
+
+}  // namespace
+}  // namespace dlock::test

@@ -1,0 +1,138 @@
+// The dlock command on ZooKeeper: exclusion, --shared, --max, status and list, and a lost
+// lock stopping the command (the session expired behind a fault proxy).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include "dlock_process.h"
+#include "fault_proxy.h"
+#include "zk_server.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class CliZkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    chroot_ = unique_chroot();
+    ensure_path(ZkServer::shared().connect_string(), chroot_);
+  }
+
+  std::string url(const std::string& hosts, const std::string& query = "") const {
+    return "zk://" + hosts + chroot_ + query;
+  }
+  std::vector<std::string> dlock(std::vector<std::string> args, std::string backend = "") const {
+    if (backend.empty()) backend = url(ZkServer::shared().connect_string());
+    args.insert(args.begin(), {dlock_cli(), "--backend", backend});
+    return args;
+  }
+
+  std::unique_ptr<Process> hold(const std::string& name, std::vector<std::string> options = {}) {
+    const std::string marker = dir_.file("held-" + std::to_string(holders_++));
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {name, "--", "sh", "-c", "touch " + marker + "; exec sleep 60"});
+    auto holder = std::make_unique<Process>(dlock(args));
+    EXPECT_TRUE(eventually([&] { return file_exists(marker); })) << "holder never got " << name;
+    return holder;
+  }
+
+  // Ends a holder as an operator would (SIGTERM, forwarded to its command), so that it
+  // releases the lock and closes its session instead of leaving it to expire.
+  static void stop(std::unique_ptr<Process>& holder) {
+    holder->signal(SIGTERM);
+    EXPECT_EQ(128 + SIGTERM, holder->wait().status);
+    holder.reset();
+  }
+
+  std::string chroot_;
+  TempDir dir_;
+  int holders_ = 0;
+};
+
+TEST_F(CliZkTest, ExclusiveRunsExcludeEachOther) {
+  EXPECT_EQ(3, run(dlock({"run", "/jobs/a", "--", "sh", "-c", "exit 3"})).status);
+  auto holder = hold("/jobs/a");
+  EXPECT_EQ(1, run(dlock({"run", "-n", "/jobs/a", "--", "true"})).status);
+  EXPECT_EQ(5, run(dlock({"run", "-w", "300ms", "-E", "5", "/jobs/a", "--", "true"})).status);
+  Process waiter(dlock({"run", "/jobs/a", "--", "sh", "-c", "exit 7"}));
+  stop(holder);
+  EXPECT_EQ(7, waiter.wait(5s).status);
+}
+
+TEST_F(CliZkTest, SharedAndMax) {
+  auto reader = hold("/rw", {"-s"});
+  EXPECT_EQ(0, run(dlock({"run", "-n", "-s", "/rw", "--", "true"})).status);
+  EXPECT_EQ(1, run(dlock({"run", "-n", "/rw", "--", "true"})).status);
+  stop(reader);
+
+  auto first = hold("/pool", {"--max", "2"});
+  auto second = hold("/pool", {"--max", "2"});
+  EXPECT_EQ(1, run(dlock({"run", "-n", "--max", "2", "/pool", "--", "true"})).status);
+  stop(second);
+  EXPECT_EQ(0, run(dlock({"run", "-w", "2s", "--max", "2", "/pool", "--", "true"})).status);
+}
+
+TEST_F(CliZkTest, StatusAndListAsJson) {
+  auto holder = hold("/jobs/nightly", {"--label", "report"});
+  Process waiter(dlock({"run", "/jobs/nightly", "--", "true"}));
+  const auto status = [&] {
+    const Finished f = run(dlock({"status", "--json", "/jobs/nightly"}));
+    EXPECT_EQ(0, f.status) << f.err;
+    return nlohmann::json::parse(f.out);
+  };
+  ASSERT_TRUE(eventually([&] { return status()["waiters"].size() == 1; }));
+  const nlohmann::json s = status();
+  EXPECT_EQ(holder->pid(), s["holders"][0]["pid"]);
+  EXPECT_EQ("report", s["holders"][0]["label"]);
+  EXPECT_GT(s["holders"][0]["token"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(waiter.pid(), s["waiters"][0]["pid"]);
+
+  const Finished listing = run(dlock({"list", "--json", "/jobs"}));
+  ASSERT_EQ(0, listing.status) << listing.err;
+  const nlohmann::json locks = nlohmann::json::parse(listing.out);
+  ASSERT_EQ(1u, locks.size());
+  EXPECT_EQ("/jobs/nightly", locks[0]["path"]);
+  EXPECT_EQ(1u, locks[0]["waiters"].size());
+}
+
+// The session is made to expire behind a blackholed proxy: the library declares the lock lost
+// before the server can expire the session, and the command's group is killed.
+TEST_F(CliZkTest, OnLostKillStopsTheCommandWhenTheSessionExpires) {
+  FaultProxy proxy(ZkServer::shared().port());
+  const std::string pid_file = dir_.file("child.pid");
+  Process runner(dlock(
+      {"run", "--on-lost", "kill", "/lost", "-c", "echo $$ > " + pid_file + "; exec sleep 60"},
+      url(proxy.connect_string(), "?session_timeout=2s")));
+  ASSERT_TRUE(eventually([&] { return !read_file(pid_file).empty(); }));
+  const pid_t child = std::stoi(read_file(pid_file));
+  proxy.blackhole();
+  const auto start = std::chrono::steady_clock::now();
+  const Finished f = runner.wait(20s);
+  EXPECT_EQ(75, f.status) << f.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+  EXPECT_NE(std::string::npos, f.err.find("lost the lock")) << f.err;
+  EXPECT_NE(0, kill(child, 0)) << "the command outlived the lock";
+}
+
+// The default (term) sends SIGTERM and exits with the lost status too.
+TEST_F(CliZkTest, OnLostTermIsTheDefault) {
+  FaultProxy proxy(ZkServer::shared().port());
+  const std::string ready = dir_.file("ready");
+  const std::string got_term = dir_.file("term");
+  Process runner(
+      dlock({"run", "/lost-term", "-c",
+             "trap 'touch " + got_term + "; exit 0' TERM; touch " + ready + "; sleep 60 & wait"},
+            url(proxy.connect_string(), "?session_timeout=2s")));
+  ASSERT_TRUE(eventually([&] { return file_exists(ready); }));
+  proxy.blackhole();
+  const Finished f = runner.wait(20s);
+  EXPECT_EQ(75, f.status) << f.err;
+  EXPECT_TRUE(file_exists(got_term));
+}
+
+}  // namespace
+}  // namespace dlock::test

@@ -1,0 +1,126 @@
+#include "dlock_process.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace dlock::test {
+
+namespace {
+int decode(int status) {
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+}  // namespace
+
+Process::Process(std::vector<std::string> argv, std::vector<std::string> env) {
+  static int counter = 0;
+  const std::string base =
+      "/tmp/dlock-cli-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  out_path_ = base + ".out";
+  err_path_ = base + ".err";
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e; ++e) env_storage.emplace_back(*e);
+  env_storage.insert(env_storage.end(), env.begin(), env.end());
+  std::vector<char*> args, envp;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_ = fork();
+  if (pid_ == 0) {
+    setpgid(0, 0);  // its own group, so the destructor can clean up all it started
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    const int in = open("/dev/null", O_RDONLY);
+    const int out = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    execvpe(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  setpgid(pid_, pid_);
+}
+
+Process::~Process() {
+  if (!reaped_) {
+    killpg(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  killpg(pid_, SIGKILL);  // anything the process left in its group
+  unlink(out_path_.c_str());
+  unlink(err_path_.c_str());
+}
+
+void Process::signal(int sig) const { kill(pid_, sig); }
+
+bool Process::running() {
+  if (reaped_) return false;
+  if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
+  return !reaped_;
+}
+
+Finished Process::wait(std::chrono::milliseconds timeout) {
+  const bool ended = eventually([&] { return !running(); }, timeout);
+  EXPECT_TRUE(ended) << "process " << pid_ << " still running after " << timeout.count() << " ms";
+  if (!ended) {
+    killpg(pid_, SIGKILL);
+    waitpid(pid_, &status_, 0);
+    reaped_ = true;
+  }
+  return {decode(status_), read_file(out_path_), read_file(err_path_)};
+}
+
+Finished run(std::vector<std::string> argv, std::vector<std::string> env,
+             std::chrono::milliseconds timeout) {
+  Process process(std::move(argv), std::move(env));
+  return process.wait(timeout);
+}
+
+std::string dlock_cli() { return DLOCK_CLI; }
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+TempDir::TempDir() {
+  char name[] = "/tmp/dlock-test-XXXXXX";
+  path_ = mkdtemp(name);
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace dlock::test

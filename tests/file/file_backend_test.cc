@@ -1,0 +1,250 @@
+// The local file backend: exclusion within one process and across processes, shared and
+// semaphore roles, tokens, status and list, deadlines and cancellation.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include <dlock/dlock.h>
+
+namespace dlock {
+namespace {
+
+using namespace std::chrono_literals;
+
+class FileBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char name[] = "/tmp/dlock-file-test-XXXXXX";
+    dir_ = mkdtemp(name);
+    backend_ = file::Backend::open({.directory = dir_});
+  }
+  void TearDown() override {
+    backend_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string dir_;
+  std::shared_ptr<file::Backend> backend_;
+};
+
+TEST_F(FileBackendTest, TwoHandlesInOneProcessExcludeEachOther) {
+  Mutex a(backend_, "/m");
+  Mutex b(backend_, "/m");
+  ASSERT_TRUE(a.try_lock());
+  EXPECT_FALSE(b.try_lock());
+  EXPECT_FALSE(b.try_lock_for(50ms));
+  a.unlock();
+  EXPECT_TRUE(b.try_lock());
+  EXPECT_FALSE(a.try_lock());
+  b.unlock();
+}
+
+TEST_F(FileBackendTest, TwoBackendsOnOneDirectoryInOneProcessExcludeEachOther) {
+  auto other = file::Backend::open({.directory = dir_});
+  Mutex a(backend_, "/m");
+  Mutex b(other, "/m");
+  ASSERT_TRUE(a.try_lock());
+  EXPECT_FALSE(b.try_lock());
+}
+
+// A child process holds the lock until told to let go through a pipe.
+TEST_F(FileBackendTest, ExclusionAcrossProcesses) {
+  int held[2], release[2];
+  ASSERT_EQ(0, pipe(held));
+  ASSERT_EQ(0, pipe(release));
+  const pid_t child = fork();
+  if (child == 0) {
+    close(release[1]);
+    auto backend = file::Backend::open({.directory = dir_});
+    Mutex m(backend, "/across");
+    m.lock();
+    char byte = 1;
+    (void)!write(held[1], &byte, 1);
+    (void)!read(release[0], &byte, 1);
+    _exit(0);  // without unlocking: the kernel drops the flock with the process
+  }
+  close(release[0]);
+  char byte;
+  ASSERT_EQ(1, read(held[0], &byte, 1));
+  Mutex m(backend_, "/across");
+  EXPECT_FALSE(m.try_lock());
+  const LockStatus status = backend_->status("/across");
+  ASSERT_EQ(1u, status.holders.size());
+  EXPECT_EQ(child, status.holders[0].pid);
+  close(release[1]);
+  EXPECT_TRUE(m.try_lock_for(5s));
+  int ignored;
+  waitpid(child, &ignored, 0);
+  // The dead child's record went with it.
+  const LockStatus after = backend_->status("/across");
+  ASSERT_EQ(1u, after.holders.size());
+  EXPECT_EQ(getpid(), after.holders[0].pid);
+}
+
+TEST_F(FileBackendTest, ReadersShareWritersExclude) {
+  SharedMutex r1(backend_, "/rw"), r2(backend_, "/rw"), w(backend_, "/rw");
+  ASSERT_TRUE(r1.try_lock_shared());
+  ASSERT_TRUE(r2.try_lock_shared());
+  EXPECT_FALSE(w.try_lock());
+  r1.unlock_shared();
+  EXPECT_FALSE(w.try_lock());
+  r2.unlock_shared();
+  ASSERT_TRUE(w.try_lock());
+  EXPECT_FALSE(r1.try_lock_shared());
+  // A plain Mutex on the same name is a writer too.
+  Mutex m(backend_, "/rw");
+  EXPECT_FALSE(m.try_lock());
+  EXPECT_EQ(1u, backend_->status("/rw").holders.size());
+}
+
+TEST_F(FileBackendTest, SemaphoreAdmitsPermitsHolders) {
+  Semaphore a(backend_, "/pool", 2), b(backend_, "/pool", 2), c(backend_, "/pool", 2);
+  ASSERT_TRUE(a.try_lock());
+  ASSERT_TRUE(b.try_lock());
+  EXPECT_FALSE(c.try_lock());
+  EXPECT_EQ(2u, backend_->status("/pool").holders.size());
+  a.unlock();
+  EXPECT_TRUE(c.try_lock());
+  Semaphore wrong(backend_, "/pool", 3);
+  try {
+    wrong.try_lock();
+    FAIL() << "permits that disagree were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(make_error_code(errc::invalid_argument), e.code());
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("2 permits")) << e.what();
+  }
+}
+
+TEST_F(FileBackendTest, TokensIncreasePerLock) {
+  Mutex m(backend_, "/tokens");
+  std::uint64_t last = 0;
+  for (int i = 0; i < 5; ++i) {
+    std::lock_guard guard(m);
+    EXPECT_GT(m.token(), last);
+    last = m.token();
+  }
+  EXPECT_EQ(5u, last);
+}
+
+TEST_F(FileBackendTest, DeadlineAndCancellation) {
+  Mutex holder(backend_, "/wait"), waiter(backend_, "/wait");
+  holder.lock();
+  const auto start = Clock::now();
+  EXPECT_FALSE(waiter.try_lock_for(200ms));
+  EXPECT_GE(Clock::now() - start, 200ms);
+  EXPECT_LT(Clock::now() - start, 1s);
+
+  std::stop_source stop;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(100ms);  // the waiter is queued by then (or cancels at once)
+    stop.request_stop();
+  });
+  try {
+    waiter.lock(stop.get_token());
+    FAIL() << "lock() returned although cancelled";
+  } catch (const Error& e) {
+    EXPECT_EQ(make_error_code(errc::cancelled), e.code());
+  }
+  canceller.join();
+  // A waiter blocked in lock() gets it when the holder lets go.
+  std::thread release([&] {
+    std::this_thread::sleep_for(50ms);
+    holder.unlock();
+  });
+  waiter.lock();
+  release.join();
+  EXPECT_TRUE(waiter.owns_lock());
+}
+
+TEST_F(FileBackendTest, StatusShowsHolderAndWaiters) {
+  Mutex holder(backend_, "/s", {.label = "first"});
+  holder.lock();
+  Mutex waiter(backend_, "/s", {.label = "second"});
+  std::thread waiting([&] { waiter.lock(); });
+  LockStatus status;
+  for (int i = 0; i < 500 && status.waiters.empty(); ++i) {
+    status = backend_->status("/s");
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(1u, status.holders.size());
+  ASSERT_EQ(1u, status.waiters.size());
+  EXPECT_EQ("first", status.holders[0].label);
+  EXPECT_EQ(holder.token(), status.holders[0].token);
+  EXPECT_EQ("second", status.waiters[0].label);
+  EXPECT_EQ(getpid(), status.waiters[0].pid);
+  holder.unlock();
+  waiting.join();
+  EXPECT_EQ("second", backend_->status("/s").holders.at(0).label);
+}
+
+TEST_F(FileBackendTest, NamesAreEscapedAndListed) {
+  for (const char* name : {"/a/b", "/a/.hidden", "/a/100%", "/a", "/z"}) {
+    Mutex m(backend_, name);
+    ASSERT_TRUE(m.try_lock()) << name;
+  }
+  EXPECT_EQ((std::vector<std::string>{"/a", "/a/.hidden", "/a/100%", "/a/b", "/z"}),
+            backend_->list("/"));
+  EXPECT_EQ((std::vector<std::string>{"/a", "/a/.hidden", "/a/100%", "/a/b"}),
+            backend_->list("/a"));
+  EXPECT_EQ((std::vector<std::string>{"/a/b"}), backend_->list("/a/b"));
+  EXPECT_TRUE(backend_->list("/none").empty());
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/a/%2Ehidden/.lock"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/a/100%25/.lock"));
+}
+
+TEST_F(FileBackendTest, InvalidNamesAndDirectories) {
+  EXPECT_THROW(Mutex(backend_, "relative"), Error);
+  EXPECT_THROW(Mutex(backend_, "/a/../b"), Error);
+  EXPECT_THROW(file::Backend::open({.directory = "relative/dir"}), Error);
+  try {
+    file::Backend::open({.directory = "/proc/version/x"});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("/proc/version")) << e.what();
+  }
+}
+
+TEST(OpenTest, UrlsAndDurations) {
+  EXPECT_EQ(std::chrono::milliseconds(500), parse_duration("500ms"));
+  EXPECT_EQ(std::chrono::milliseconds(1500), parse_duration("1.5s"));
+  EXPECT_EQ(std::chrono::milliseconds(2500), parse_duration("2.5"));
+  EXPECT_EQ(std::chrono::minutes(5), parse_duration("5m"));
+  EXPECT_EQ(std::chrono::hours(1), parse_duration("1h"));
+  for (const char* bad : {"", "s", "-1s", "1x", "1.2.3s", "1e9999"}) {
+    EXPECT_THROW(parse_duration(bad), Error) << bad;
+  }
+  const zk::Options options =
+      parse_zk_url("zk://u:p@h1:2181,h2:2182/app/x?session_timeout=3s&connect_timeout=500ms");
+  EXPECT_EQ("h1:2181,h2:2182", options.hosts);
+  EXPECT_EQ("/app/x", options.chroot);
+  EXPECT_EQ(std::chrono::seconds(3), options.session_timeout);
+  EXPECT_EQ(std::chrono::milliseconds(500), options.connect_timeout);
+  EXPECT_EQ(std::vector<std::string>{"u:p"}, options.digest_auth);
+  EXPECT_EQ("", parse_zk_url("zk://h:1").chroot);
+  EXPECT_EQ("", parse_zk_url("zk://h:1/").chroot);
+
+  const auto code_of = [](const char* url) {
+    try {
+      open(url);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return std::error_code();
+  };
+  EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("nonsense"));
+  EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("gopher://x"));
+  EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("zk://"));
+  EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("zk://h:1?bogus=1"));
+  EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("file://elsewhere/x"));
+  EXPECT_EQ(make_error_code(errc::not_supported), code_of("redis://127.0.0.1:6379"));
+  EXPECT_EQ(make_error_code(errc::not_supported), code_of("postgres://db/x"));
+  EXPECT_EQ("file", open("file:")->scheme());
+  EXPECT_EQ(file::default_directory(),
+            std::dynamic_pointer_cast<file::Backend>(open("file://"))->directory());
+}
+
+}  // namespace
+}  // namespace dlock
