@@ -76,6 +76,14 @@ class Backend : public std::enable_shared_from_this<Backend> {
   virtual LockStatus status(std::string_view path, Clock::time_point deadline) = 0;
   LockStatus status(std::string_view path) { return status(path, Clock::now() + kStatusTimeout); }
 
+  // The lock paths at or under `prefix` ("/" for all), sorted: every path that holds lock
+  // entries now (ZooKeeper) or was ever used (files). Throws dlock::Error: invalid_path,
+  // timed_out, and the backend's errors as for status().
+  virtual std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) = 0;
+  std::vector<std::string> list(std::string_view prefix) {
+    return list(prefix, Clock::now() + kStatusTimeout);
+  }
+
   // For the lock handles: one contender at `path`. Throws dlock::Error: invalid_path for a
   // path the backend cannot name, not_supported for a role it cannot offer honestly.
   virtual std::unique_ptr<detail::Contender> make_contender(std::string_view path,

@@ -55,10 +55,6 @@ class Backend : public dlock::Backend {
 
   const std::string& directory() const noexcept;
 
-  // The lock paths at or under `prefix` ("/" for all) that were ever used in this directory,
-  // sorted. Throws dlock::Error: invalid_path, backend_failure.
-  std::vector<std::string> list(std::string_view prefix) const;
-
   // dlock::Backend. status() lists live holders (sorted by token) and waiters (in arrival
   // order); it ignores the deadline, as it never waits. Throws dlock::Error: invalid_path,
   // backend_failure. make_contender() throws invalid_path, invalid_argument (a label over 256
@@ -68,6 +64,10 @@ class Backend : public dlock::Backend {
   std::string_view scheme() const noexcept override { return "file"; }
   LockStatus status(std::string_view path, Clock::time_point deadline) override;
   using dlock::Backend::status;
+  // The lock paths ever used in this directory; ignores the deadline, as it never waits.
+  // Throws dlock::Error: invalid_path, backend_failure.
+  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) override;
+  using dlock::Backend::list;
   std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options) override;

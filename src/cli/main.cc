@@ -10,7 +10,6 @@
 #include <dlock/open.h>
 
 #include "exit_status.h"
-#include "lock_listing.h"
 #include "report.h"
 #include "run_command.h"
 
@@ -97,7 +96,7 @@ int show_list(const std::string& url, const std::string& prefix, bool json) {
   try {
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     std::vector<LockStatus> locks;
-    for (const std::string& path : list_locks(*backend, url, prefix, deadline)) {
+    for (const std::string& path : backend->list(prefix, deadline)) {
       locks.push_back(backend->status(path, deadline));
     }
     std::cout << (json ? list_json(locks) : list_text(locks, now_ms()));

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -387,6 +388,48 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
     (held ? status.holders : status.waiters).push_back(std::move(*entry));
   }
   return status;
+}
+
+namespace {
+
+// A child a lock contender made, under any naming dlock knows: its policy's sort key is a
+// sequence number.
+bool is_contender(std::string_view name) {
+  const engine::Policy& policy = engine::policy_of_node(name);
+  return engine::is_orderable_key(engine::sort_key(name, policy.markers));
+}
+
+}  // namespace
+
+std::vector<std::string> Session::list(std::string_view prefix, Clock::time_point deadline) {
+  if (prefix != "/") detail::check_lock_path(prefix);
+  auto client = impl_->client_or_throw();
+  std::vector<std::string> locks;
+  std::vector<std::string> to_visit{std::string(prefix)};
+  while (!to_visit.empty()) {
+    const std::string path = std::move(to_visit.back());
+    to_visit.pop_back();
+    using Listing = std::pair<std::error_code, std::vector<std::string>>;
+    Pending<Listing> listing;
+    client->get_children(
+        path, [set = listing.setter()](std::error_code ec, std::vector<std::string> children,
+                                       const Stat&) {
+          set({ec, std::move(children)});
+        });
+    auto [ec, children] = listing.get(deadline, "listing " + path);
+    if (ec == Code::no_node) continue;
+    throw_if(ec, "listing " + path);
+    if (std::any_of(children.begin(), children.end(), is_contender)) {
+      locks.push_back(path);
+      continue;
+    }
+    for (const std::string& child : children) {
+      if (path == "/" && child == "zookeeper") continue;
+      to_visit.push_back(path == "/" ? "/" + child : path + "/" + child);
+    }
+  }
+  std::sort(locks.begin(), locks.end());
+  return locks;
 }
 
 std::unique_ptr<detail::Contender> Session::make_contender(std::string_view path,

@@ -107,8 +107,12 @@ class Session : public Backend {
 
   // Backend
   std::string_view scheme() const noexcept override { return "zk"; }
-  LockStatus status(std::string_view path, Clock::time_point deadline) override;
+    LockStatus status(std::string_view path, Clock::time_point deadline) override;
   using Backend::status;
+  // A znode counts as a lock when it has children named as dlock, Curator or kazoo name
+  // contenders; the walk does not descend into it.
+  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) override;
+  using Backend::list;
   std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options) override;

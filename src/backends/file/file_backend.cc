@@ -122,7 +122,7 @@ Backend::~Backend() = default;
 
 const std::string& Backend::directory() const noexcept { return impl_->root_; }
 
-std::vector<std::string> Backend::list(std::string_view prefix) const {
+std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_point) {
   if (prefix != "/") detail::check_lock_path(prefix);
   const std::string start = lock_dir_of("", prefix);  // "" or "/a/b"
   std::vector<std::string> paths;
