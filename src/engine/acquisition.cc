@@ -250,13 +250,18 @@ void Acquisition::on_listed(unsigned round, std::error_code ec, std::vector<std:
     lower_.assign({children[decision.watch]});
   }
   phase_ = Phase::waiting;
+  // Will the watched node's leaving hand us the lock without a new listing? Then our own node
+  // needs a watch while we wait: if someone deletes it, our successor, woken by that, counts us
+  // gone, and we must not take the lock when our predecessor leaves; we queue again instead.
+  // (A listing would show our node gone, so waiters that list again need no such watch.)
+  const bool hand_off_without_listing =
+      site_.policy->lower_nodes_only_leave && lower_.size() == site_.permits;
   std::shared_ptr<NodeWatch> own_watch;
-  if (!own_watch_)
+  if (hand_off_without_listing && !own_watch_) {
     own_watch = own_watch_ = std::make_shared<NodeWatch>(site_.client, child_path(node_));
+  }
   lock.unlock();
   if (own_watch) {
-    // While we wait, someone may delete our node: then our successor, woken by that, counts us
-    // gone, and we must not take the lock when our predecessor leaves. Queue again instead.
     own_watch->on_gone([self = shared_from_this(), round] { self->on_own_node_gone(round); });
     own_watch->start();
   }
@@ -317,8 +322,11 @@ void Acquisition::on_predecessor_gone(unsigned round, const std::string& name) {
   // Hand-off without a round trip: no node can appear below ours, and of those we saw fewer
   // than `permits` can still be there.
   if (lower_.size() < site_.permits) return succeed(lock);
+  // Others we saw below us may still be there, or long gone: in a busy queue most are. One
+  // listing tells, where asking about each in turn would cost a round trip apiece.
+  phase_ = Phase::listing;
   lock.unlock();
-  watch_predecessor(round);
+  list(round);
 }
 
 // After a lost create reply: find our node by its uuid, on a listing made after sync() so that
@@ -382,8 +390,13 @@ void Acquisition::fail(std::error_code reason, std::string context) {
   if (phase_ == Phase::done) return;
   // A node of ours that the server confirmed is deleted here; a create still in flight or
   // being recovered is cleaned up where its outcome arrives (on_created, on_recovery_listing).
-  if (own_watch_) own_watch_->stop();  // before the delete, so it notifies nobody of ours
-  if (!node_.empty()) site_.client->remove_in_background(child_path(node_));
+  if (!node_.empty()) {
+    auto remove = [client = site_.client, path = child_path(node_)] {
+      client->remove_in_background(path);
+    };
+    // The watch on our node goes first, so the delete notifies nobody of ours.
+    own_watch_ ? own_watch_->stop(remove) : remove();
+  }
   auto outcome = detail::Outcome::failure(zk::to_dlock_error(reason), std::move(context));
   if (outcome.error != reason) {
     outcome.detail += (outcome.detail.empty() ? "" : ": ") + reason.message();

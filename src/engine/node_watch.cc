@@ -33,14 +33,12 @@ void NodeWatch::arm() {
   std::lock_guard lock(mu_);
   if (stopped_) return;
   confirmed_ = false;
+  in_flight_ = true;
   watch_id_ =
       client_->get_data(path_, on_event, [weak](std::error_code ec, std::string, const zk::Stat&) {
         auto self = weak.lock();
-        if (!self) return;
-        if (!ec) {
-          std::lock_guard lock(self->mu_);
-          self->confirmed_ = true;
-        } else if (ec == zk::Code::no_node) {
+        if (!self || self->answered(!ec)) return;
+        if (ec == zk::Code::no_node) {
           self->gone();
         } else if (zk::is_connection_error(ec)) {
           self->client_->when_connected([weak](std::error_code dead) {
@@ -61,17 +59,38 @@ void NodeWatch::gone() {
   action();
 }
 
-void NodeWatch::stop() {
-  std::uint64_t confirmed_watch = 0;
+bool NodeWatch::answered(bool watch_set) {
+  std::function<void()> then;
+  std::uint64_t to_remove = 0;
   {
     std::lock_guard lock(mu_);
-    if (stopped_) return;
-    stopped_ = true;
-    action_ = nullptr;
-    if (confirmed_) confirmed_watch = watch_id_;
+    in_flight_ = false;
+    confirmed_ = watch_set;
+    if (!stopped_) return false;
+    then = std::move(after_stop_);
+    if (watch_set) to_remove = watch_id_;
   }
-  // A watch whose reply is still in flight cannot be removed yet; it fires once, ignored.
-  if (confirmed_watch != 0) client_->remove_watch(path_, confirmed_watch);
+  if (to_remove != 0) client_->remove_watch(path_, to_remove);
+  if (then) then();
+  return true;
+}
+
+void NodeWatch::stop(std::function<void()> then) {
+  std::uint64_t to_remove = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (!stopped_) {
+      stopped_ = true;
+      action_ = nullptr;
+      if (in_flight_) {
+        after_stop_ = std::move(then);
+        return;
+      }
+      if (confirmed_) to_remove = watch_id_;
+    }
+  }
+  if (to_remove != 0) client_->remove_watch(path_, to_remove);
+  if (then) then();
 }
 
 }  // namespace dlock::engine

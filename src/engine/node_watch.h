@@ -25,22 +25,29 @@ class NodeWatch : public std::enable_shared_from_this<NodeWatch> {
   void on_gone(std::function<void()> action);
   // Sets the watch.
   void start();
-  // Stops reporting. If the server acknowledged the watch, it is removed there too, so the
-  // node's deletion (our own release) fires no notification to us.
-  void stop();
+  // Stops reporting and removes the watch on the server too, so that deleting the node (our
+  // own release) fires no notification to us; then runs `then`. A watch whose request is still
+  // in flight can be removed only once answered, so `then` waits for that (under a round trip),
+  // on the C client's thread; otherwise it runs at once, on the caller's.
+  void stop(std::function<void()> then = nullptr);
 
  private:
   void arm();
   void gone();
+  // The request setting the watch was answered; if stopped meanwhile, finishes the stop.
+  // Returns true if it did.
+  bool answered(bool watch_set);
 
   const std::shared_ptr<zk::Client> client_;
   const std::string path_;
   std::mutex mu_;
   std::function<void()> action_;
   std::uint64_t watch_id_ = 0;
+  bool in_flight_ = false;  // the request setting the current watch is unanswered
   bool confirmed_ = false;  // the server acknowledged the current watch
   bool stopped_ = false;
   bool gone_ = false;
+  std::function<void()> after_stop_;  // stop()'s `then`, while a request is in flight
 };
 
 }  // namespace dlock::engine

@@ -56,9 +56,9 @@ void ZkHolding::do_release() noexcept {
     own_watch = own_watch_;
   }
   if (timer) client_->executor().cancel(*timer);
-  // Removed before the delete, so the delete fires only a successor's watch.
-  if (own_watch) own_watch->stop();
-  client_->remove_in_background(node());
+  if (!own_watch) return client_->remove_in_background(node());
+  // The watch is removed before the delete, so the delete fires only a successor's watch.
+  own_watch->stop([client = client_, node = node()] { client->remove_in_background(node); });
 }
 
 }  // namespace dlock::engine

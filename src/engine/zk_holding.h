@@ -17,11 +17,12 @@ namespace dlock::engine {
 
 class ZkHolding : public detail::Holding, public std::enable_shared_from_this<ZkHolding> {
  public:
-  // A holder that did not wait has no watch on its own node yet. That watch only catches
-  // someone else deleting the node (session loss is seen through the session), so it is set
-  // this long after acquisition: the many short holds of a busy queue then neither pay for it
-  // nor have their own delete fire it.
-  static constexpr std::chrono::milliseconds kOwnWatchDelay{10};
+  // A holder that did not wait with a watch on its own node gets one this long after
+  // acquisition. That watch only catches someone else deleting the node (session loss is seen
+  // through the session), so short holds, the bulk of a busy system's, neither pay its two
+  // requests (set, and remove before the release) nor have their own delete fire it; a
+  // foreign delete is noticed within this delay.
+  static constexpr std::chrono::milliseconds kOwnWatchDelay{1000};
 
   // `own_watch` is the watch a waiting contender already has on `node`, or null.
   ZkHolding(std::shared_ptr<zk::Client> client, std::string node, std::uint64_t token,
