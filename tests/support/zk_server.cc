@@ -233,14 +233,28 @@ std::string ZkServer::four_letter(std::string_view word) const {
     std::lock_guard lock(mutex_);
     return host_;
   }();
-  const int port = this->port();
+  return dlock::test::four_letter(host, port(), word);
+}
 
+std::string run_script(const std::string& script, const std::vector<std::string>& args,
+                       const std::vector<std::string>& env) {
+  // Through env(1): a quoted NAME=value is not an assignment to the shell.
+  std::string command = "env ";
+  for (const std::string& assignment : env) command += shell_quote(assignment) + " ";
+  command += shell_quote(scripts_dir() + "/" + script);
+  for (const std::string& arg : args) command += " " + shell_quote(arg);
+  return run_command(command);
+}
+
+std::string four_letter(const std::string& host, int port, std::string_view word,
+                        std::chrono::milliseconds timeout) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
   // A wedged server must fail the test, not hang it.
-  timeval timeout{.tv_sec = 10, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  timeval io_timeout{.tv_sec = static_cast<time_t>(timeout.count() / 1000),
+                     .tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &io_timeout, sizeof(io_timeout));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &io_timeout, sizeof(io_timeout));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));

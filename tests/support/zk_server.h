@@ -1,9 +1,11 @@
 // Throwaway ZooKeeper server for tests, started once per test process.
 #pragma once
 
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dlock::test {
 
@@ -53,6 +55,17 @@ class ZkServer {
   bool running_ = false;
   int owner_pid_ = 0;  // only this process may stop the server (not fork()ed children)
 };
+
+// Runs scripts/`script` (found as ZkServer finds zk-start.sh) with `args`, each shell-quoted,
+// after the environment assignments `env` ("NAME=value", also quoted), and returns its stdout.
+// Throws std::runtime_error if it exits non-zero.
+std::string run_script(const std::string& script, const std::vector<std::string>& args,
+                       const std::vector<std::string>& env = {});
+
+// Sends a four-letter word to host:port and returns the full reply. A server that does not
+// answer within `timeout` fails the call (std::runtime_error) rather than hanging it.
+std::string four_letter(const std::string& host, int port, std::string_view word,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // A chroot path unique to the current test: /dlock-test/<suite>-<test>-<pid>-<n>,
 // with every character outside [A-Za-z0-9_-] in the names replaced by '_'.

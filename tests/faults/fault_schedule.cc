@@ -1,0 +1,207 @@
+#include "fault_schedule.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "raw_zk.h"
+#include "session_password.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// ZooKeeper request types on the wire whose replies are dropped.
+constexpr int kLostReplyOps[] = {/*create2*/ 15, /*getChildren2*/ 12, /*getData*/ 4,
+                                 /*delete*/ 2};
+
+constexpr FaultKind kAllKinds[] = {
+    FaultKind::proxy_reset,    FaultKind::lost_reply,    FaultKind::short_stall,
+    FaultKind::session_expiry, FaultKind::leader_killed, FaultKind::member_paused,
+    FaultKind::worker_paused,
+};
+
+void for_each_proxy(ScheduledWorker& worker, void (FaultProxy::*action)()) {
+  for (auto& proxy : worker.proxies) ((*proxy).*action)();
+}
+
+}  // namespace
+
+const char* to_string(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::proxy_reset:
+      return "proxy_reset";
+    case FaultKind::lost_reply:
+      return "lost_reply";
+    case FaultKind::short_stall:
+      return "short_stall";
+    case FaultKind::session_expiry:
+      return "session_expiry";
+    case FaultKind::leader_killed:
+      return "leader_killed";
+    case FaultKind::member_paused:
+      return "member_paused";
+    case FaultKind::worker_paused:
+      return "worker_paused";
+  }
+  return "?";
+}
+
+FaultSchedule::FaultSchedule(ZkEnsemble& ensemble, std::vector<ScheduledWorker>& workers,
+                             RawZk& raw, std::string lock_path, ScheduleOptions options)
+    : ensemble_(ensemble),
+      workers_(workers),
+      raw_(raw),
+      lock_path_(std::move(lock_path)),
+      options_(options),
+      random_(options.seed) {}
+
+int FaultSchedule::injected() const {
+  int total = 0;
+  for (const auto& [kind, count] : by_kind_) total += count;
+  return total;
+}
+
+ScheduledWorker& FaultSchedule::pick_worker() {
+  return workers_[std::uniform_int_distribution<std::size_t>(0, workers_.size() - 1)(random_)];
+}
+
+ScheduledWorker* FaultSchedule::holder() {
+  const std::vector<std::string> children = raw_.children(lock_path_);
+  // Curator-style names end in a ten-digit sequence number, which orders the queue.
+  const auto first =
+      std::min_element(children.begin(), children.end(), [](const auto& a, const auto& b) {
+        return a.substr(a.size() - 10) < b.substr(b.size() - 10);
+      });
+  if (first == children.end()) return nullptr;
+  std::int64_t owner = 0;
+  try {
+    owner = raw_.ephemeral_owner(lock_path_ + "/" + *first);
+  } catch (const std::exception&) {
+    return nullptr;  // released meanwhile
+  }
+  for (auto& worker : workers_) {
+    std::int64_t session_id = 0;
+    std::ifstream(worker.session_file) >> session_id;
+    if (session_id == owner) return &worker;
+  }
+  return nullptr;
+}
+
+ScheduledWorker& FaultSchedule::stop_a_holder() {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    ScheduledWorker* candidate = holder();
+    if (candidate == nullptr) continue;
+    ::kill(candidate->pid, SIGSTOP);
+    if (holder() == candidate) return *candidate;  // stopped while holding
+    ::kill(candidate->pid, SIGCONT);
+  }
+  ScheduledWorker& anyone = pick_worker();
+  ::kill(anyone.pid, SIGSTOP);
+  return anyone;
+}
+
+void FaultSchedule::run(const std::atomic<bool>& stop) {
+  const auto end = std::chrono::steady_clock::now() + options_.duration;
+  // Every kind once in a random order, then again: a short run still sees each kind.
+  std::vector<FaultKind> order(std::begin(kAllKinds), std::end(kAllKinds));
+  std::size_t next = order.size();
+  while (!stop && std::chrono::steady_clock::now() < end) {
+    const auto quiet =
+        options_.pause_between + std::chrono::milliseconds(std::uniform_int_distribution<int>(
+                                     0, static_cast<int>(options_.pause_between.count()))(random_));
+    std::this_thread::sleep_for(quiet);  // the workers run unharmed for a while
+    if (stop || std::chrono::steady_clock::now() >= end) break;
+    if (next == order.size()) {
+      std::shuffle(order.begin(), order.end(), random_);
+      next = 0;
+    }
+    const FaultKind kind = order[next++];
+    try {
+      if (inject(kind)) ++by_kind_[kind];
+    } catch (const std::exception& e) {
+      std::cerr << "safety: fault " << to_string(kind) << " failed: " << e.what() << "\n";
+    }
+  }
+  for (auto& worker : workers_) {
+    ::kill(worker.pid, SIGCONT);
+    for_each_proxy(worker, &FaultProxy::pass);
+  }
+  ensemble_.heal();
+}
+
+bool FaultSchedule::inject(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::proxy_reset:
+      for_each_proxy(pick_worker(), &FaultProxy::reset);
+      return true;
+    case FaultKind::lost_reply: {
+      const int op = kLostReplyOps[std::uniform_int_distribution<std::size_t>(
+          0, std::size(kLostReplyOps) - 1)(random_)];
+      // Armed on every proxy of the worker: whichever member it talks to next loses a reply.
+      for (auto& proxy : pick_worker().proxies) proxy->drop_reply_then_reset(op);
+      return true;
+    }
+    case FaultKind::short_stall: {
+      ScheduledWorker& worker = pick_worker();
+      for_each_proxy(worker, &FaultProxy::blackhole);
+      std::this_thread::sleep_for(options_.session_timeout / 4);  // the fault itself
+      for_each_proxy(worker, &FaultProxy::pass);
+      return true;
+    }
+    case FaultKind::session_expiry: {
+      ScheduledWorker* target = holder();
+      return expire_session(target != nullptr ? *target : pick_worker());
+    }
+    case FaultKind::leader_killed: {
+      const int leader = ensemble_.leader();
+      ensemble_.kill(leader);
+      std::this_thread::sleep_for(1s);  // the fault itself: the member stays down a while
+      ensemble_.restart(leader);
+      ensemble_.heal();
+      return true;
+    }
+    case FaultKind::member_paused: {
+      const int member = std::uniform_int_distribution<int>(1, ZkEnsemble::kMembers)(random_);
+      ensemble_.pause(member);
+      std::this_thread::sleep_for(3s);  // past syncLimit x tickTime (2 s): voted out
+      ensemble_.resume(member);
+      ensemble_.heal();
+      return true;
+    }
+    case FaultKind::worker_paused: {
+      ScheduledWorker& worker = stop_a_holder();
+      std::this_thread::sleep_for(options_.session_timeout + 1s);  // past its session timeout
+      ::kill(worker.pid, SIGCONT);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool FaultSchedule::expire_session(ScheduledWorker& worker) {
+  std::int64_t session_id = 0;
+  std::ifstream(worker.session_file) >> session_id;
+  if (session_id == 0) return false;
+  clientid_t id{};
+  id.client_id = session_id;
+  const auto password = session_password(session_id);
+  std::memcpy(id.passwd, password.data(), password.size());
+  // The worker must not win its session back while the clone connects: stall it first.
+  for_each_proxy(worker, &FaultProxy::blackhole);
+  bool expired = true;
+  try {
+    dlock::test::expire_session(ensemble_.connect_string(), id, 4000);
+  } catch (const std::exception&) {
+    expired = false;  // the session had already been replaced
+  }
+  for_each_proxy(worker, &FaultProxy::reset);
+  return expired;
+}
+
+}  // namespace dlock::test

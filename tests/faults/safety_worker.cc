@@ -1,0 +1,127 @@
+#include "safety_worker.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <dlock/dlock.h>
+
+#include "fenced_counter.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kAcquireTimeout = 5s;
+constexpr auto kQuitTimeout = 120s;
+
+// Written to a temporary name and renamed, so the checker never reads half a file.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  std::ofstream(temporary, std::ios::trunc) << text;
+  std::filesystem::rename(temporary, path);
+}
+
+// One turn: acquire, read, work, write, release. Counts what happened in `stats`.
+void take_one_turn(Mutex& mutex, FencedCounter& counter, std::mt19937& random, WorkerStats& stats) {
+  try {
+    if (!mutex.try_lock_for(kAcquireTimeout)) return;
+  } catch (const Error&) {
+    ++stats.errors;
+    // Pacing, not synchronisation: a session being replaced fails calls at once for a while.
+    std::this_thread::sleep_for(10ms);
+    return;
+  }
+  std::unique_lock held(mutex, std::adopt_lock);
+  ++stats.acquisitions;
+  const std::uint64_t token = mutex.token();
+  const std::optional<std::int64_t> value = counter.read(token);
+  if (!value) {
+    ++stats.fenced;
+    return;
+  }
+  // The work under the lock: long enough that two holders at once would lose updates.
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(std::uniform_int_distribution(1, 5)(random)));
+  if (mutex.lost().stop_requested()) {
+    ++stats.lost;
+    return;
+  }
+  if (counter.write(token, *value + 1)) {
+    ++stats.writes;
+  } else {
+    ++stats.fenced;
+  }
+}
+
+void wait_for_quit(const std::string& dir) {
+  const auto deadline = std::chrono::steady_clock::now() + kQuitTimeout;
+  while (!std::filesystem::exists(quit_file(dir)) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+}  // namespace
+
+std::string counter_file(const std::string& dir) { return dir + "/counter"; }
+std::string token_log_file(const std::string& dir) { return dir + "/tokens"; }
+std::string session_file(const std::string& dir, int index) {
+  return dir + "/worker-" + std::to_string(index) + ".session";
+}
+std::string stats_file(const std::string& dir, int index) {
+  return dir + "/worker-" + std::to_string(index) + ".stats";
+}
+std::string quit_file(const std::string& dir) { return dir + "/quit"; }
+
+int run_safety_worker(const WorkerConfig& config) {
+  const auto deadline = std::chrono::steady_clock::now() + config.duration;
+  WorkerStats stats;
+  std::shared_ptr<zk::Session> session;
+  // Faults may already be running: keep trying to connect until the deadline.
+  while (!session && std::chrono::steady_clock::now() < deadline) {
+    try {
+      session = zk::Session::connect({.hosts = config.hosts,
+                                      .chroot = config.chroot,
+                                      .session_timeout = config.session_timeout,
+                                      .connect_timeout = 10s});
+    } catch (const Error& e) {
+      std::cerr << "worker " << config.index << ": " << e.what() << "\n";
+    }
+  }
+  if (!session) return 1;
+  {
+    Mutex mutex(session, kSafetyLockPath);
+    FencedCounter counter(counter_file(config.dir), token_log_file(config.dir));
+    std::mt19937 random(config.seed);
+    std::int64_t published_session = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      // The checker expires sessions by id (the clone trick) and needs the current one.
+      if (session->session_id() != published_session) {
+        published_session = session->session_id();
+        write_atomically(session_file(config.dir, config.index), std::to_string(published_session));
+      }
+      take_one_turn(mutex, counter, random, stats);
+    }
+  }
+  write_atomically(stats_file(config.dir, config.index),
+                   std::to_string(stats.acquisitions) + " " + std::to_string(stats.writes) + " " +
+                       std::to_string(stats.fenced) + " " + std::to_string(stats.lost) + " " +
+                       std::to_string(stats.errors) + "\n");
+  wait_for_quit(config.dir);
+  return 0;
+}
+
+bool read_worker_stats(const std::string& path, WorkerStats& stats) {
+  std::ifstream in(path);
+  return static_cast<bool>(in >> stats.acquisitions >> stats.writes >> stats.fenced >> stats.lost >>
+                           stats.errors);
+}
+
+}  // namespace dlock::test
