@@ -1,0 +1,69 @@
+// dlock-bench: dlock under the lock benchmark contract (docs/benchmarks.md, "Method").
+//
+//   dlock-bench --zk HOST:PORT --scenario uncontended|contended|many-locks|rw
+//               --iterations K [--clients N] [--locks M] [--strategy dlock|simple|parent-rw]
+//
+// --strategy swaps dlock for one of the seeds' weaker designs (see strategies.h), so that their
+// herd effect is measured with the same scenarios and checks. Prints one JSON line on stdout.
+#include <unistd.h>
+
+#include <exception>
+#include <iostream>
+#include <random>
+
+#include "bench_support.h"
+#include "contention.h"
+#include "strategies.h"
+
+namespace {
+
+// §1: every znode under /bench/<impl>/<scenario>-<pid>-<nonce>/.
+std::string base_path(const bench::Args& args) {
+  std::random_device random;
+  return "/bench/" + args.impl + "/" + args.scenario + "-" + std::to_string(getpid()) + "-" +
+         std::to_string(random() % 1'000'000'000);
+}
+
+int run(bench::Args& args) {
+  const bool dlock = args.strategy == "dlock";
+  if (args.impl.empty()) args.impl = dlock ? "dlock" : "seed-" + args.strategy;
+  bench::Strategy strategy;
+  if (dlock) {
+    strategy = bench::dlock_strategy();
+  } else if (args.strategy == "simple") {
+    strategy = bench::simple_strategy();
+  } else if (args.strategy == "parent-rw") {
+    strategy = bench::parent_rw_strategy();
+  } else {
+    return bench::report_error(args, "unknown strategy " + args.strategy);
+  }
+  const std::string base = base_path(args);
+  if (args.scenario == "many-locks") {
+    if (!dlock) return bench::report_unsupported(args);
+    bench::run_many_locks_dlock(args, base).print();
+    return 0;
+  }
+  if (args.scenario == "rw" && !strategy.read_write) return bench::report_unsupported(args);
+  if (args.scenario != "uncontended" && args.scenario != "contended" && args.scenario != "rw") {
+    return bench::report_unsupported(args);
+  }
+  bench::run_contention(args, strategy, base).print();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::Args args;
+  try {
+    args = bench::parse_args(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "dlock-bench: " << e.what() << "\n";
+    return 2;
+  }
+  try {
+    return run(args);
+  } catch (const std::exception& e) {
+    return bench::report_error(args, e.what());
+  }
+}

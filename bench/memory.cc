@@ -1,0 +1,94 @@
+// dlock-bench-memory: client memory per held lock. Holds N locks (default 10,000) on one
+// session, taken with async_acquire, and reports the growth of the resident set.
+//
+//   dlock-bench-memory --zk HOST:PORT [--locks N]
+#include <malloc.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <dlock/dlock.h>
+
+#include "bench_support.h"
+
+namespace {
+
+long resident_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+// Bytes the allocator has handed out: separates heap growth from stacks and fragmentation.
+long heap_in_use() { return static_cast<long>(mallinfo2().uordblks); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string zk;
+  long count = 10'000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--zk") zk = argv[i + 1];
+    if (flag == "--locks") count = std::stol(argv[i + 1]);
+  }
+  if (zk.empty()) {
+    std::cerr << "usage: dlock-bench-memory --zk HOST:PORT [--locks N]\n";
+    return 2;
+  }
+  auto session = dlock::zk::Session::connect({.hosts = zk});
+  const std::string base = "/bench/dlock/memory-" + std::to_string(getpid());
+  // One lock taken and released first, so that one-time allocations (executor, first watch,
+  // path caches) are in the baseline and not charged to the held locks.
+  {
+    dlock::Mutex warm(session, base + "/warm");
+    warm.lock();
+    warm.unlock();
+    session->status(base + "/settle");
+  }
+  const long before_kib = resident_kib();
+  const long heap_before = heap_in_use();
+
+  std::vector<std::unique_ptr<dlock::Mutex>> mutexes;
+  std::vector<dlock::Lease> leases(static_cast<std::size_t>(count));
+  std::mutex mu;
+  std::condition_variable cv;
+  long pending = count;
+  std::error_code failure;
+  for (long i = 0; i < count; ++i) {
+    mutexes.push_back(std::make_unique<dlock::Mutex>(session, base + "/lock-" + std::to_string(i)));
+    mutexes.back()->async_acquire([&, i](std::error_code ec, dlock::Lease lease) {
+      std::lock_guard lock(mu);
+      leases[static_cast<std::size_t>(i)] = std::move(lease);
+      if (ec) failure = ec;
+      if (--pending == 0) cv.notify_all();
+    });
+  }
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return pending == 0; });
+  }
+  if (failure) {
+    std::cerr << "dlock-bench-memory: " << failure.message() << "\n";
+    return 1;
+  }
+  const long after_kib = resident_kib();
+  const long heap_after = heap_in_use();
+  bench::JsonLine()
+      .add("impl", "dlock")
+      .add("locks_held", count)
+      .add("rss_before_kib", before_kib)
+      .add("rss_after_kib", after_kib)
+      .add("bytes_per_lock", (after_kib - before_kib) * 1024.0 / count)
+      .add("heap_bytes_per_lock", static_cast<double>(heap_after - heap_before) / count)
+      .print();
+  return 0;
+}

@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""Renders docs/benchmarks.md and its PNG plots from one results file of bench/compare.py.
+
+   bench/report.py bench/results/STAMP.jsonl
+
+Medians with min-max over the rounds; vs_curator is the median over rounds of the ratio to
+Curator's ops/s at the same point in the same round (contract §5). Standard library + gnuplot.
+"""
+import collections
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCS = os.path.join(REPO, "docs")
+PLOTS = os.path.join(DOCS, "benchmarks")
+ENV = os.environ
+
+
+def load(path):
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    ok = collections.defaultdict(list)  # (point, impl) -> rows of successful runs
+    other = {}
+    for r in rows:
+        key = (r.get("point"), r.get("impl"))
+        if r.get("rc") == 0 or (r.get("point", "").startswith(("memory", "startup")) and "error" not in r):
+            ok[key].append(r)
+        else:
+            other.setdefault(key, r)
+    return rows, ok, other
+
+
+def med(rows, field):
+    values = [r[field] for r in rows if isinstance(r.get(field), (int, float))]
+    return (statistics.median(values), min(values), max(values)) if values else None
+
+
+def fmt(m, digits=0, spread=True):
+    if m is None:
+        return "–"
+    f = "{:,.%df}" % digits
+    if not spread or m[1] == m[2]:
+        return f.format(m[0])
+    return "%s (%s–%s)" % (f.format(m[0]), f.format(m[1]), f.format(m[2]))
+
+
+def vs_curator(ok, point, impl):
+    cur = {r["rep"]: r["ops_per_s"] for r in ok.get((point, "curator"), [])}
+    ratios = [r["ops_per_s"] / cur[r["rep"]] for r in ok.get((point, impl), []) if r["rep"] in cur]
+    return (statistics.median(ratios), min(ratios), max(ratios)) if ratios else None
+
+
+def version(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, shell=True).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def library(m):
+    """The library measured, as compare.sh recorded it at build time."""
+    text = "git %s" % m.get("git_rev", "?")
+    if str(m.get("tree_files", "0")).strip() not in ("0", "None", ""):
+        text += " plus uncommitted changes to %s files under src/, include/ and CMakeLists.txt (diff " \
+                "sha256 %s)" % (str(m["tree_files"]).strip(), m.get("tree_diff", "?"))
+    return text
+
+
+def machine_and_versions(full, extra):
+    cpu = version("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip()
+    mem = version("free -g | awk '/Mem:/ {print $2}'")
+    deb = lambda p: version("dpkg-query -W -f '${Version}' %s" % p)
+    return [
+        "Machine: %s, %d cores, %s GiB RAM, Linux %s, Debian %s." % (
+            cpu, os.cpu_count(), mem, platform.release(), version("cat /etc/debian_version")),
+        "Server: ZooKeeper %s standalone (Debian `zookeeper` %s) on 127.0.0.1, started by "
+        "`scripts/zk-start.sh` (`-Xmx128m -XX:+UseSerialGC`, `forceSync=no`, so there are no "
+        "fsyncs to count), shared by every client process on the same 2 cores." % (
+            deb("libzookeeper-java").split("-")[0], deb("libzookeeper-java")),
+        "dlock: %s (Release build, `build-bench/`), ZooKeeper C client %s.%s" % (
+            library(full), deb("libzookeeper-mt2"),
+            " Memory and start-up were re-measured on %s with `ONLY=extras RESULTS=%s bench/compare.sh`, "
+            "library %s." % (extra.get("started"), "bench/results/<this file>", library(extra)) if extra else ""),
+        "Peers: Curator %s with %s; kazoo %s on Python %s; go-zookeeper %s with Go %s; naive "
+        "and raw-c in C++ on the same C client." % (
+            deb("libcurator-recipes-java"), version("java -version 2>&1 | head -1"),
+            deb("python3-kazoo"), version("/usr/bin/python3 -V").split()[-1],
+            deb("golang-github-samuel-go-zookeeper-dev"), version("go version").split()[2]),
+    ]
+
+
+COLUMNS = ["ops/s median (min–max)", "vs Curator", "p50 µs", "hand-off p50 µs",
+           "srv req/op", "srv notif./op", "client CPU µs/op", "violations", "per client min/max"]
+
+
+def main_table(ok, other, points):
+    out = ["| point | impl | " + " | ".join(COLUMNS) + " |", "|" + "---|" * (len(COLUMNS) + 2)]
+    for point in points:
+        impls = sorted({i for (p, i) in list(ok) + list(other) if p == point},
+                       key=lambda i: (i != "dlock", i != "curator", i))
+        for impl in impls:
+            rows = ok.get((point, impl))
+            if not rows:
+                r = other[(point, impl)]
+                why = "unsupported" if r.get("rc") == 3 else "failed: %s" % str(r.get("error", r.get("rc")))[:90]
+                out.append("| %s | %s | %s |" % (point, impl, why) + " |" * (len(COLUMNS) - 1))
+                continue
+            ratio = vs_curator(ok, point, impl)
+            pc = "%d/%d" % (rows[0]["per_client_min"], rows[0]["per_client_max"]) if "per_client_min" in rows[0] else "–"
+            if len(rows) > 1 and "per_client_min" in rows[0]:
+                pc = "%d/%d" % (min(r["per_client_min"] for r in rows), max(r["per_client_max"] for r in rows))
+            viol = med(rows, "violations")
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                point, "**%s**" % impl if impl == "dlock" else impl, fmt(med(rows, "ops_per_s")),
+                fmt(ratio, 2, False) if ratio and impl != "curator" else "–", fmt(med(rows, "p50_us"), 0, False),
+                fmt(med(rows, "handoff_p50_us"), 0, False), fmt(med(rows, "srv_pkts_per_op"), 2, False),
+                fmt(med(rows, "srv_watch_events_per_op"), 2, False), fmt(med(rows, "cpu_us_per_op"), 0, False),
+                "%d" % max(r.get("violations", 0) for r in rows) if viol else ("0" if viol else "–"), pc))
+    return out
+
+
+def herd_table(ok, other):
+    out = ["| lock | waiters | notifications per op (server) | requests per op (server) | ops/s | violations |",
+           "|---|---|---|---|---|---|"]
+    for scenario, impls in (("contended", ("naive", "dlock")), ("rw", ("seed-parent-rw", "dlock"))):
+        for impl in impls:
+            for n in (2, 11, 51):
+                rows = ok.get(("herd-%s-%d" % (scenario, n), impl))
+                name = {"naive": "seeds' simple lock", "seed-parent-rw": "seeds' rw lock (watches parent)",
+                        "dlock": "dlock Mutex" if scenario == "contended" else "dlock SharedMutex"}[impl]
+                if not rows:
+                    out.append("| %s | %d | failed | | | |" % (name, n - 1))
+                    continue
+                r = rows[0]
+                out.append("| %s | %d | %.2f | %.2f | %.0f | %d |" % (
+                    name, n - 1, r["srv_watch_events_per_op"], r["srv_pkts_per_op"], r["ops_per_s"],
+                    r.get("violations", 0)))
+    return out
+
+
+def plot(ok, impls, field, ylabel, name, title):
+    ns = (1, 2, 8, 32)
+    with tempfile.TemporaryDirectory() as tmp:
+        series = []
+        for impl in impls:
+            path = os.path.join(tmp, impl + ".dat")
+            with open(path, "w") as f:
+                for n in ns:
+                    m = med(ok.get(("contended-%d" % n, impl), []), field)
+                    if m:
+                        f.write("%d %f %f %f\n" % (n, m[0], m[1], m[2]))
+            if os.path.getsize(path):
+                series.append("'%s' using 1:2:3:4 with yerrorlines title '%s'" % (path, impl))
+        script = """set terminal pngcairo size 800,480 font ',10'
+set output '%s'
+set title '%s'
+set xlabel 'clients (each with its own session)'
+set ylabel '%s'
+set logscale x 2
+set xtics (1,2,8,32)
+set key outside right
+set grid
+plot %s
+""" % (os.path.join(PLOTS, name), title, ylabel, ", ".join(series))
+        subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+def targets(ok, extras):
+    def ops(point, impl):
+        m = med(ok.get((point, impl), []), "ops_per_s")
+        return m[0] if m else None
+
+    def field(point, impl, f):
+        m = med(ok.get((point, impl), []), f)
+        return m[0] if m else None
+
+    rows = []
+
+    def check(name, value, goal, good, unit=""):
+        if value is None:
+            rows.append("| %s | %s | not measured | – |" % (name, goal))
+            return
+        rows.append("| %s | %s | %s%s | %s |" % (name, goal, ("%.3f" % value) if value < 10 else ("%.0f" % value),
+                                               unit, "met" if good(value) else "**missed**"))
+
+    r = vs_curator(ok, "uncontended", "dlock")
+    check("uncontended vs Curator", r and r[0], "≥ 2.0x", lambda v: v >= 2.0, "x")
+    raw = ops("uncontended", "raw-c:uncontended-1rtt")
+    d = ops("uncontended", "dlock")
+    check("uncontended vs raw C client (pipelined create+getChildren, unawaited delete)",
+          d / raw if d and raw else None, "≥ 0.85x", lambda v: v >= 0.85, "x")
+    for n in (8, 32):
+        p = "contended-%d" % n
+        r = vs_curator(ok, p, "dlock")
+        check("contended %d: ops/s vs Curator" % n, r and r[0], "≥ 1.5x", lambda v: v >= 1.5, "x")
+        h, hc = field(p, "dlock", "handoff_p50_us"), field(p, "curator", "handoff_p50_us")
+        check("contended %d: hand-off p50 vs Curator" % n, h / hc if h and hc else None, "≤ 0.6x",
+              lambda v: v <= 0.6, "x")
+        check("contended %d: server notifications per release" % n, field(p, "dlock", "srv_watch_events_per_op"),
+              "1.0 (±0.01)", lambda v: abs(v - 1.0) <= 0.01)
+        rws = ok.get((p, "dlock"), [])
+        check("contended %d: violations (max over rounds)" % n,
+              float(max((x["violations"] for x in rws), default=0)) if rws else None, "0", lambda v: v == 0)
+        check("contended %d: per-client max/min (worst round)" % n,
+              max((x["per_client_max"] / max(x["per_client_min"], 1) for x in rws), default=None) if rws else None,
+              "≤ 2", lambda v: v <= 2)
+    for m in (100, 1000):
+        p = "many-locks-%d" % m
+        d, floor = ops(p, "dlock"), ops(p, "raw-c:pipelined-cgd")
+        check("many-locks %d: vs raw pipelined create+getChildren+delete" % m, d / floor if d and floor else None,
+              "≥ 0.9x", lambda v: v >= 0.9, "x")
+        c, cc = field(p, "dlock", "cpu_us_per_op"), field(p, "curator", "cpu_us_per_op")
+        check("many-locks %d: client CPU/op vs Curator" % m, c / cc if c and cc else None, "≤ 0.4x",
+              lambda v: v <= 0.4, "x")
+    for n in (8, 32):
+        p = "rw-%d" % n
+        r = vs_curator(ok, p, "dlock")
+        check("rw %d: ops/s vs Curator" % n, r and r[0], "≥ 1.3x", lambda v: v >= 1.3, "x")
+        check("rw %d: server notifications per op" % n, field(p, "dlock", "srv_watch_events_per_op"),
+              "≤ 1.0 (+0.01)", lambda v: v <= 1.01)
+    memory = extras.get("memory-dlock")
+    check("client memory per held lock (10,000 on one session)", memory and memory.get("bytes_per_lock"),
+          "< 1024 B", lambda v: v < 1024, " B")
+    start = extras.get("startup")
+    check("`dlock run -n NAME -- true`, median", start and start.get("median_ms"), "< 50 ms",
+          lambda v: v < 50, " ms")
+    return ["| target | goal | dlock | verdict |", "|---|---|---|---|"] + rows
+
+
+def main():
+    path = sys.argv[1]
+    rows, ok, other = load(path)
+    os.makedirs(PLOTS, exist_ok=True)
+    extras = {}
+    for r in rows:  # the last record of each wins: ONLY=extras re-measurements replace earlier ones
+        if r.get("point", "").startswith(("memory", "startup")):
+            extras[r["point"]] = r
+    impls = ["dlock", "curator", "kazoo", "go-zookeeper", "naive"]
+    plot(ok, impls, "ops_per_s", "acquire+release per second", "contended-throughput.png",
+         "contended: ops/s against clients (median, min-max over rounds)")
+    plot(ok, impls, "handoff_p50_us", "hand-off p50 (µs)", "handoff-latency.png",
+         "contended: hand-off latency p50 against clients")
+    points = []
+    for r in rows:
+        p = r.get("point", "")
+        if p and not p.startswith(("herd", "memory", "startup", "meta")) and p not in points:
+            points.append(p)
+    metas = [r for r in rows if r.get("point") == "meta"]
+    full = next((m for m in metas if m.get("kind") == "full"), {})
+    extra = next((m for m in reversed(metas) if m.get("kind") == "extras"), None)
+    seconds = next((r["seconds"] for r in rows if r.get("point") == "meta-end"), "?")
+    reps = full.get("repeats", max((r.get("rep", 1) for r in rows), default=1))
+    rel = os.path.relpath(path, REPO)
+    md = ["# Benchmarks", "",
+          "dlock beside Curator, kazoo and go-zookeeper on one standalone ZooKeeper, plus the seeds' "
+          "weaker lock designs (to measure their herd effect) and the raw C client (the protocol's floor). "
+          "Generated by `bench/compare.sh`; do not edit by hand.", "",
+          "## How this page was made", "",
+          "- Command: `%s`, started %s; the runs took %s s on this machine (installing and building "
+          "come on top). Raw results: `%s`." % (full.get("command", "bench/compare.sh"), full.get("started", "?"),
+                                                seconds, rel),
+          "- Settings: %d rounds, every point once per round in the same order (A B C A B C ...), "
+          "K per implementation from a pilot so that one run takes about %s s (quick mode: %s)." % (
+              reps, full.get("target_s", 6), full.get("quick", False)),
+          "- Re-render the page from the raw results without rerunning: `bench/report.py %s`." % rel]
+    md += ["- " + line for line in machine_and_versions(full, extra)]
+    md += ["", "## Method", "",
+           "Every implementation is one program following the lock benchmark contract "
+           "(`/work/shared/bench/CONTRACT.md`): `--zk HOST:PORT --scenario NAME --clients N --iterations K "
+           "[--locks M]`, one JSON line on stdout. Each client has its own ZooKeeper session (30 s timeout); "
+           "W = ceil(K/10) warm-up ops on `…/warm`, then all clients start together; hold time is zero; "
+           "percentiles are nearest-rank. One op is one acquire followed by its release.",
+           "",
+           "- `uncontended`: one client, K cycles on one lock; p50 is the whole acquire+release cycle.",
+           "- `contended`: N clients share one lock and a ticket counter (exactly K acquisitions); p50 is the "
+           "acquire wait; hand-off is the time from the previous holder's release call to the next "
+           "acquire's return; violations counts held intervals that overlap (must be 0).",
+           "- `many-locks`: one session, M locks; a round acquires all M (all held at once) and releases "
+           "them; p50 is one round. dlock issues the M `async_acquire` calls from one thread; Curator uses "
+           "one CuratorFramework and min(M,100) threads (its mutex belongs to the acquiring thread); kazoo "
+           "M threads; go-zookeeper M goroutines.",
+           "- `rw`: like contended on one read-write lock; ticket t writes when t mod 10 = 9 (10 % writes).",
+           "- dlock's release does not wait for the server (`async_release`); before its clock stops, each "
+           "client does one read on its session, which ZooKeeper answers after all earlier requests of that "
+           "session, so every delete has been applied.",
+           "- Server-side columns come from `mntr` read right before and after each process, divided by "
+           "iterations + warm-up: `srv req/op` is `zk_packets_received` (includes connects, pings and the "
+           "harness's own `mntr`), `srv notif./op` is the sum of `zk_sum_node_{deleted,created,changed,children}"
+           "_watch_count`. Client CPU is getrusage (all threads/processes; the JVM's process CPU time) over the "
+           "measured phase divided by K.",
+           "- raw-c rows: `raw-c` is three synchronous requests (create, getChildren, delete); "
+           "`raw-c:uncontended-1rtt` pipelines create+getChildren and does not await the delete; "
+           "`raw-c` in many-locks pipelines the M create+getChildren pairs then the M deletes; "
+           "`raw-c:pipelined-cgd` keeps 128 create+getChildren+delete cycles in flight on one session "
+           "(the server's throughput for that message pattern).",
+           "- `naive` is the seeds' simple lock (everyone creates `<lock>/x`, losers watch it with `exists`); "
+           "`seed-parent-rw` is the seeds' read-write lock where every waiter watches the parent's children. "
+           "Both are `dlock-bench --strategy simple|parent-rw`.",
+           "", "## Targets", ""]
+    md += targets(ok, extras)
+    md += ["", "## Results (medians over rounds, min–max in brackets)", ""]
+    md += main_table(ok, other, points)
+    md += ["", "![contended throughput](benchmarks/contended-throughput.png)", "",
+           "![hand-off latency](benchmarks/handoff-latency.png)", "",
+           "## Herd effect: watch notifications per operation", "",
+           "One run each, K=%s, server-side counts. N clients means N-1 waiters." % full.get("herd_k", "?"), ""]
+    md += herd_table(ok, other)
+    md += ["", "## Memory and start-up", ""]
+    mem_d, mem_c, start = extras.get("memory-dlock", {}), extras.get("memory-curator", {}), extras.get("startup", {})
+    md.append("| measurement | dlock | Curator (JVM) |")
+    md.append("|---|---|---|")
+    md.append("| client memory per held lock, %s locks on one session (RSS growth) | %s B | %s B |" % (
+        mem_d.get("locks_held", "?"), "%.0f" % mem_d["bytes_per_lock"] if "bytes_per_lock" in mem_d else "–",
+        "%.0f" % mem_c["bytes_per_lock"] if "bytes_per_lock" in mem_c else "–"))
+    md.append("| RSS of a process holding one lock | %s | %s |" % (
+        "%d KiB (`dlock run`)" % start["rss_holding_one_kib"] if "rss_holding_one_kib" in start
+        else "pending: the `dlock run` CLI was not built yet",
+        "%d KiB" % mem_c["rss_one_lock_kib"] if "rss_one_lock_kib" in mem_c else "–"))
+    md.append("| `dlock run -n NAME -- true` wall time (connect, acquire, run, release, exit) | %s | – |" % (
+        "median %.1f ms (min %.1f, max %.1f) over %d runs, %d failed" % (
+            start["median_ms"], start["min_ms"], start["max_ms"], start["runs"], start.get("failed_runs", 0))
+        if "median_ms" in start
+        else "pending: the CLI was not built yet" if start.get("pending") else "failed: %s" % start.get("error", "?")))
+    md += ["", "dlock's figure: `dlock-bench-memory` takes one lock first (one-time allocations belong to the "
+           "baseline), then holds 10,000 `dlock::Mutex` on one session via `async_acquire`; the growth includes "
+           "the Mutex handles and Leases. Curator's: 100 threads on one CuratorFramework each acquire 100 "
+           "`InterProcessMutex` and park while holding them (its mutex belongs to the acquiring thread), after "
+           "`System.gc()`; the growth includes those threads' stacks.", ""]
+    notes = os.path.join(REPO, "bench", "analysis.md")
+    if os.path.exists(notes):
+        md += [open(notes).read().rstrip(), ""]
+    with open(os.path.join(DOCS, "benchmarks.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+// The lock designs dlock-bench can measure (--strategy).
+#ifndef DLOCK_BENCH_STRATEGIES_H_
+#define DLOCK_BENCH_STRATEGIES_H_
+
+#include <string>
+
+#include "bench_support.h"
+#include "contention.h"
+
+namespace bench {
+
+// dlock::Mutex and dlock::SharedMutex, one dlock::zk::Session per client.
+Strategy dlock_strategy();
+// many-locks with dlock: M Mutex handles on ONE session, driven by async_acquire.
+JsonLine run_many_locks_dlock(const Args& args, const std::string& base);
+
+// The seeds' simple lock: everyone creates <lock>/x (EPHEMERAL); losers watch it with
+// `exists` and all retry when it goes (non-fair, wakes every waiter: the herd effect).
+Strategy simple_strategy();
+// The seeds' read-write lock: sequential read-/write- nodes, and every waiter watches the
+// parent's children and re-evaluates on every change (wakes every waiter on every change).
+Strategy parent_rw_strategy();
+
+}  // namespace bench
+
+#endif  // DLOCK_BENCH_STRATEGIES_H_
