@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 
 #include <dlock/dlock.h>
@@ -68,42 +69,39 @@ int report_error(const Error& e, bool opening) {
   return exit_status_for(e.code(), opening);
 }
 
-std::shared_ptr<Backend> open_backend(const std::string& url) { return dlock::open(url); }
-
-int show_status(const std::string& url, const std::string& name, bool json) {
+// Opens the backend at `url` and runs `query` on it; the exit status tells which of the two
+// failed (opening: the backend is unavailable; querying: the lock name or the server).
+int with_backend(const std::string& url, const std::function<void(Backend&)>& query) {
   std::shared_ptr<Backend> backend;
   try {
-    backend = open_backend(url);
+    backend = dlock::open(url);
   } catch (const Error& e) {
     return report_error(e, true);
   }
   try {
-    const LockStatus status = backend->status(name);
-    std::cout << (json ? status_json(status) : status_text(status, now_ms()));
+    query(*backend);
     return 0;
   } catch (const Error& e) {
     return report_error(e, false);
   }
 }
 
+int show_status(const std::string& url, const std::string& name, bool json) {
+  return with_backend(url, [&](Backend& backend) {
+    const LockStatus status = backend.status(name);
+    std::cout << (json ? status_json(status) : status_text(status, now_ms()));
+  });
+}
+
 int show_list(const std::string& url, const std::string& prefix, bool json) {
-  std::shared_ptr<Backend> backend;
-  try {
-    backend = open_backend(url);
-  } catch (const Error& e) {
-    return report_error(e, true);
-  }
-  try {
+  return with_backend(url, [&](Backend& backend) {
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     std::vector<LockStatus> locks;
-    for (const std::string& path : backend->list(prefix, deadline)) {
-      locks.push_back(backend->status(path, deadline));
+    for (const std::string& path : backend.list(prefix, deadline)) {
+      locks.push_back(backend.status(path, deadline));
     }
     std::cout << (json ? list_json(locks) : list_text(locks, now_ms()));
-    return 0;
-  } catch (const Error& e) {
-    return report_error(e, false);
-  }
+  });
 }
 
 }  // namespace
