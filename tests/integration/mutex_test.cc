@@ -202,7 +202,7 @@ TEST_F(MutexTest, WaitersAcquireInTheOrderTheyQueued) {
   for (int i = 0; i < kWaiters; ++i) {
     sessions.push_back(connect());
     waiters.push_back(std::make_unique<Mutex>(sessions.back(), "/locks/fifo"));
-        threads.emplace_back([&, i, waiter = waiters.back().get()] {
+    threads.emplace_back([&, i, waiter = waiters.back().get()] {
       std::lock_guard guard(*waiter);
       std::lock_guard record(order_mu);
       order.push_back(i);
@@ -234,12 +234,12 @@ TEST_P(HerdTest, EachReleaseFiresExactlyOneWatchWithTwentyWaiters) {
   for (int i = 0; i < kWaiters; ++i) {
     if (!shared_session) sessions.push_back(connect());
     waiters.push_back(std::make_unique<Mutex>(sessions.back(), "/locks/herd"));
-        threads.emplace_back([waiter = waiters.back().get()] {
+    threads.emplace_back([waiter = waiters.back().get()] {
       waiter->lock();
       waiter->unlock();
     });
   }
-    const std::int64_t watching = shared_session ? kWaiters : kWaiters + 2;
+  const std::int64_t watching = shared_session ? kWaiters : kWaiters + 2;
   const bool all_watching = eventually([&] {
     return contenders("/locks/herd").size() == kWaiters + 1u &&
            metric("zk_watch_count") == watches_before + watching;

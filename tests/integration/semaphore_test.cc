@@ -62,7 +62,7 @@ TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
     }));
     ASSERT_TRUE(eventually([&] { return contenders("/pool").size() == i + 1u; }));
   }
-    // Every watch in place: each holder's on its own node, each waiter's on the node it waits
+  // Every watch in place: each holder's on its own node, each waiter's on the node it waits
   // for, and the first waiter's on its own node. (A watch the server has not acknowledged
   // cannot be removed, and would fire on its owner's own release.)
   ASSERT_TRUE(eventually(

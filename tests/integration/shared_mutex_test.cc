@@ -155,11 +155,10 @@ TEST_F(SharedMutexTest, ReadersBehindWritersAreWokenOnceEach) {
     }));
     expect_queued(kWriters + i + 1u);
   }
-    // Every watch in place: the holder's on its own node, and each waiter's on the one it waits
+  // Every watch in place: the holder's on its own node, and each waiter's on the one it waits
   // for.
-  ASSERT_TRUE(eventually([&] {
-    return metric("zk_watch_count") == watches_before + 1 + (kWriters - 1 + kReaders);
-  }));
+  ASSERT_TRUE(eventually(
+      [&] { return metric("zk_watch_count") == watches_before + 1 + (kWriters - 1 + kReaders); }));
   const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
   writers[0]->unlock();
   for (auto& w : waiting) w.get();
@@ -182,7 +181,7 @@ TEST_F(SharedMutexTest, AWaiterWhoseNodeIsDeletedQueuesAgain) {
   for (const auto& node : contenders("/locks/rw")) {
     if (node.find("__READ__") != std::string::npos) reader_node = node;
   }
-    raw().remove("/locks/rw/" + reader_node);
+  raw().remove("/locks/rw/" + reader_node);
   expect_queued(1);
   EXPECT_EQ(reading.wait_for(100ms), std::future_status::timeout);
   w->unlock();

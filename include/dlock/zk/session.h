@@ -107,7 +107,7 @@ class Session : public Backend {
 
   // Backend
   std::string_view scheme() const noexcept override { return "zk"; }
-    LockStatus status(std::string_view path, Clock::time_point deadline) override;
+  LockStatus status(std::string_view path, Clock::time_point deadline) override;
   using Backend::status;
   // A znode counts as a lock when it has children named as dlock, Curator or kazoo name
   // contenders; the walk does not descend into it.
