@@ -22,6 +22,8 @@
 #   ZK_OWNER_PID   if set at `start`, a watchdog kills every member and removes DIR once that
 #                  process is gone, so a crashed test binary leaves no JVM behind.
 set -euo pipefail
+# shellcheck source=scripts/zk-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/zk-common.sh"
 
 readonly SERVER_JAR=/usr/share/java/zookeeper.jar
 readonly LOG_BINDING_JAR=/usr/share/java/slf4j-simple.jar
@@ -29,19 +31,12 @@ readonly MEMBERS=(1 2 3)
 readonly READY_TIMEOUT_SECONDS=60
 readonly MAX_ATTEMPTS=3
 
-die() {
-  echo "zk-ensemble.sh: $*" >&2
-  exit 1
-}
 
 usage() {
   echo "usage: $0 start|stop|leader DIR  |  $0 kill|pause|resume|restart|port DIR N" >&2
   exit 2
 }
 
-port_in_use() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
 
 # Prints `count` distinct ports nobody listens on. Racy by nature; start retries with new ones.
 pick_free_ports() {
@@ -59,13 +54,6 @@ pick_free_ports() {
   echo "${picked[@]}"
 }
 
-is_running() {
-  # A killed JVM may linger as a zombie when PID 1 does not reap: that counts as gone.
-  local state
-  [[ -r "/proc/$1/stat" ]] || return 1
-  state=$(sed -E 's/^.*\) (.).*$/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
-  [[ -n "$state" && "$state" != Z && "$state" != X ]]
-}
 
 member_pid() {
   local file="$dir/zk$1/pid"

@@ -14,6 +14,8 @@
 #                  process is gone, so a crashed test binary does not leave a
 #                  server behind.
 set -euo pipefail
+# shellcheck source=scripts/zk-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/zk-common.sh"
 
 readonly SERVER_JAR=/usr/share/java/zookeeper.jar
 # Only slf4j-api is on the jar's Class-Path, which makes the server silent; the
@@ -22,10 +24,6 @@ readonly LOG_BINDING_JAR=/usr/share/java/slf4j-simple.jar
 readonly READY_TIMEOUT_SECONDS=30
 readonly MAX_ATTEMPTS=5
 
-die() {
-  echo "zk-start.sh: $*" >&2
-  exit 1
-}
 
 if [[ $# -lt 1 || $# -gt 2 ]]; then
   echo "usage: $0 DIR [PORT]" >&2
@@ -37,11 +35,6 @@ requested_port=${2:-}
 [[ -f "$SERVER_JAR" ]] || die "$SERVER_JAR missing; run scripts/install-deps.sh"
 command -v java >/dev/null 2>&1 || die "java missing; run scripts/install-deps.sh"
 
-port_in_use() {
-  # A refused connection means nobody listens. Racy by nature, hence the retries
-  # around the whole start below.
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
 
 pick_free_port() {
   local candidate
@@ -67,14 +60,6 @@ server_mode_line() {
   grep -q '^Mode: ' <<<"$reply"
 }
 
-is_running() {
-  # PID 1 in containers may not reap orphans, so a killed JVM can linger as a
-  # zombie; treat that as not running.
-  local state
-  [[ -r "/proc/$1/stat" ]] || return 1
-  state=$(sed -E 's/^.*\) (.).*$/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
-  [[ -n "$state" && "$state" != Z && "$state" != X ]]
-}
 
 owns_listening_port() {
   # True if process $1 holds the socket listening on 127.0.0.1:$2. Guards against
