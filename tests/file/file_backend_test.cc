@@ -135,7 +135,7 @@ TEST_F(FileBackendTest, DeadlineAndCancellation) {
   const auto start = Clock::now();
   EXPECT_FALSE(waiter.try_lock_for(200ms));
   EXPECT_GE(Clock::now() - start, 200ms);
-  EXPECT_LT(Clock::now() - start, 1s);
+  EXPECT_LT(Clock::now() - start, 5s);  // returned, not hung
 
   std::stop_source stop;
   std::thread canceller([&] {
