@@ -52,7 +52,7 @@ TEST_F(FileBackendTest, TwoBackendsOnOneDirectoryInOneProcessExcludeEachOther) {
 
 // A child process holds the lock until told to let go through a pipe.
 TEST_F(FileBackendTest, ExclusionAcrossProcesses) {
-    int held[2], release[2];
+  int held[2], release[2];
   ASSERT_EQ(0, pipe(held));
   ASSERT_EQ(0, pipe(release));
   // fork() only while single-threaded: a child forked beside another thread (the backend's
@@ -69,7 +69,7 @@ TEST_F(FileBackendTest, ExclusionAcrossProcesses) {
     (void)!read(release[0], &byte, 1);
     _exit(0);  // without unlocking: the kernel drops the flock with the process
   }
-    close(release[0]);
+  close(release[0]);
   backend_ = file::Backend::open({.directory = dir_});
   char byte;
   ASSERT_EQ(1, read(held[0], &byte, 1));
