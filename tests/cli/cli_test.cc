@@ -24,13 +24,8 @@ class CliTest : public ::testing::Test {
   // Starts a holder of `name` (extra run options in `options`) that runs until killed, and
   // waits until it holds the lock.
   std::unique_ptr<Process> hold(const std::string& name, std::vector<std::string> options = {}) {
-    const std::string marker = dir_.file("held-" + std::to_string(holders_++));
-    std::vector<std::string> args = {"run"};
-    args.insert(args.end(), options.begin(), options.end());
-    args.insert(args.end(), {name, "--", "sh", "-c", "touch " + marker + "; exec sleep 60"});
-    auto holder = std::make_unique<Process>(dlock(args));
-    EXPECT_TRUE(eventually([&] { return file_exists(marker); })) << "holder never got " << name;
-    return holder;
+    return start_holder([this](std::vector<std::string> args) { return dlock(std::move(args)); },
+                        name, options, dir_.file("held-" + std::to_string(holders_++)));
   }
 
   nlohmann::json status_json(const std::string& name) const {

@@ -31,13 +31,8 @@ class CliZkTest : public ::testing::Test {
   }
 
   std::unique_ptr<Process> hold(const std::string& name, std::vector<std::string> options = {}) {
-    const std::string marker = dir_.file("held-" + std::to_string(holders_++));
-    std::vector<std::string> args = {"run"};
-    args.insert(args.end(), options.begin(), options.end());
-    args.insert(args.end(), {name, "--", "sh", "-c", "touch " + marker + "; exec sleep 60"});
-    auto holder = std::make_unique<Process>(dlock(args));
-    EXPECT_TRUE(eventually([&] { return file_exists(marker); })) << "holder never got " << name;
-    return holder;
+    return start_holder([this](std::vector<std::string> args) { return dlock(std::move(args)); },
+                        name, options, dir_.file("held-" + std::to_string(holders_++)));
   }
 
   // Ends a holder as an operator would (SIGTERM, forwarded to its command), so that it

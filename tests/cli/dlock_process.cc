@@ -123,4 +123,15 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+std::unique_ptr<Process> start_holder(
+    const std::function<std::vector<std::string>(std::vector<std::string>)>& dlock_command,
+    const std::string& name, const std::vector<std::string>& options, const std::string& marker) {
+  std::vector<std::string> args = {"run"};
+  args.insert(args.end(), options.begin(), options.end());
+  args.insert(args.end(), {name, "--", "sh", "-c", "touch " + marker + "; exec sleep 60"});
+  auto holder = std::make_unique<Process>(dlock_command(std::move(args)));
+  EXPECT_TRUE(eventually([&] { return file_exists(marker); })) << "holder never got " << name;
+  return holder;
+}
+
 }  // namespace dlock::test

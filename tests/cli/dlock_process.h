@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,13 @@ class TempDir {
 };
 
 bool file_exists(const std::string& path);
+
+// Starts `dlock run OPTIONS NAME` with a command that creates `marker` once it holds the lock
+// and then runs until killed, and waits (bounded) until the marker appears. `dlock_command`
+// turns dlock's own arguments into a full command line (binary and backend).
+std::unique_ptr<Process> start_holder(
+    const std::function<std::vector<std::string>(std::vector<std::string>)>& dlock_command,
+    const std::string& name, const std::vector<std::string>& options, const std::string& marker);
 std::string read_file(const std::string& path);
 
 }  // namespace dlock::test
