@@ -22,9 +22,11 @@ void ZkHolding::watch() {
     if (!adopted) {
       watch_timer_ = client_->executor().post_at(Clock::now() + kOwnWatchDelay, [weak] {
         if (auto self = weak.lock()) {
+          // Started only if adopted: a watch set beside a release under way could land before
+          // its delete and fire on it. Once adopted, a release stops it, and a stopped watch
+          // never starts.
           auto fresh = std::make_shared<NodeWatch>(self->client_, self->node());
-          self->watch_node(fresh);
-          fresh->start();
+          if (self->watch_node(fresh)) fresh->start();
         }
       });
     }
@@ -32,11 +34,11 @@ void ZkHolding::watch() {
   if (adopted) watch_node(adopted);
 }
 
-void ZkHolding::watch_node(std::shared_ptr<NodeWatch> own_watch) {
+bool ZkHolding::watch_node(std::shared_ptr<NodeWatch> own_watch) {
   std::weak_ptr<ZkHolding> weak = weak_from_this();
   {
     std::lock_guard lock(mu_);
-    if (released()) return;
+    if (released()) return false;
     own_watch_ = own_watch;
   }
   own_watch->on_gone([weak] {
@@ -44,6 +46,7 @@ void ZkHolding::watch_node(std::shared_ptr<NodeWatch> own_watch) {
       self->mark_lost(self->client_->executor());
     }
   });
+  return true;
 }
 
 void ZkHolding::do_release() noexcept {

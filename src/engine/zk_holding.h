@@ -39,7 +39,8 @@ class ZkHolding : public detail::Holding, public std::enable_shared_from_this<Zk
   void do_release() noexcept override;
 
  private:
-  void watch_node(std::shared_ptr<NodeWatch> own_watch);
+  // Adopts `own_watch` as the watch on our node; false if the lock is already released.
+  bool watch_node(std::shared_ptr<NodeWatch> own_watch);
 
   const std::shared_ptr<zk::Client> client_;
   zk::Client::ObserverId observer_ = 0;
