@@ -34,10 +34,12 @@ void NodeWatch::arm() {
   if (stopped_) return;
   confirmed_ = false;
   in_flight_ = true;
-  watch_id_ =
-      client_->get_data(path_, on_event, [weak](std::error_code ec, std::string, const zk::Stat&) {
-        auto self = weak.lock();
-        if (!self || self->answered(!ec)) return;
+  // The reply holds the watch alive: a stop() that waits for it must get to run its `then`
+  // (a release's delete) even if every owner has let the watch go meanwhile.
+  watch_id_ = client_->get_data(
+      path_, on_event,
+      [self = shared_from_this(), weak](std::error_code ec, std::string, const zk::Stat&) {
+        if (self->answered(!ec)) return;
         if (ec == zk::Code::no_node) {
           self->gone();
         } else if (zk::is_connection_error(ec)) {

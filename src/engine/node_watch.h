@@ -26,9 +26,11 @@ class NodeWatch : public std::enable_shared_from_this<NodeWatch> {
   // Sets the watch.
   void start();
   // Stops reporting and removes the watch on the server too, so that deleting the node (our
-  // own release) fires no notification to us; then runs `then`. A watch whose request is still
-  // in flight can be removed only once answered, so `then` waits for that (under a round trip),
-  // on the C client's thread; otherwise it runs at once, on the caller's.
+  // own release) fires no notification to us; then runs `then`, exactly once, whatever state
+  // the watch is in. A watch whose request is still in flight can be removed only once
+  // answered, so `then` waits for that (under a round trip), on the C client's thread, and the
+  // request keeps the watch alive until then even if its owners drop it; otherwise `then`
+  // runs at once, on the caller's.
   void stop(std::function<void()> then = nullptr);
 
  private:

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -345,6 +346,73 @@ TEST_F(MutexTest, LostFiresWhenSomeoneElseDeletesOurNode) {
 }
 
 // Pitfall 19: names are never reused, so a stale release cannot delete a later holding.
+// A holder that did not wait sets a watch on its own node 1 s after acquiring
+// (ZkHolding::kOwnWatchDelay). A release must send its delete whatever state that watch is in:
+// not yet set, its request in flight, or set. Many locks on one session, released across the
+// boundary so that some land in each state; every node must go and every waiter get its lock.
+TEST_F(MutexTest, ReleasesAcrossTheOwnWatchDelayAlwaysDeleteTheNode) {
+  constexpr int kLocks = 1500;
+  constexpr auto kOwnWatchDelay = 1000ms;
+  constexpr auto kSpread = 40ms;  // releases from kOwnWatchDelay - kSpread to + kSpread
+  std::mutex mu;
+  std::vector<Lease> leases(kLocks), waiter_leases(kLocks);
+  std::vector<Clock::time_point> acquired_at(kLocks);
+  std::latch all_held(kLocks);
+  std::atomic<int> waiters_held{0};
+  auto holder_session = connect();
+  auto waiter_session = connect();
+  std::vector<std::unique_ptr<Mutex>> holders, waiters;
+  for (int i = 0; i < kLocks; ++i) {
+    holders.push_back(std::make_unique<Mutex>(holder_session, "/boundary/" + std::to_string(i)));
+    waiters.push_back(std::make_unique<Mutex>(waiter_session, "/boundary/" + std::to_string(i)));
+  }
+
+  for (int i = 0; i < kLocks; ++i) {
+    holders[i]->async_acquire([&, i](std::error_code ec, Lease lease) {
+      EXPECT_FALSE(ec) << ec.message();
+      std::lock_guard guard(mu);
+      acquired_at[i] = Clock::now();
+      leases[i] = std::move(lease);
+      all_held.count_down();
+    });
+  }
+  all_held.wait();
+
+  for (int i = 0; i < kLocks; ++i) {
+    waiters[i]->async_acquire([&, i](std::error_code ec, Lease lease) {
+      EXPECT_FALSE(ec) << ec.message();
+      std::lock_guard guard(mu);
+      waiter_leases[i] = std::move(lease);
+      ++waiters_held;
+    });
+  }
+
+  std::vector<std::pair<Clock::time_point, int>> schedule;
+  for (int i = 0; i < kLocks; ++i) {
+    const auto offset = -kSpread + (2 * kSpread * i) / kLocks;
+    schedule.emplace_back(acquired_at[i] + kOwnWatchDelay + offset, i);
+  }
+  std::sort(schedule.begin(), schedule.end());
+  for (const auto& [when, i] : schedule) {
+    std::this_thread::sleep_until(when);
+    std::lock_guard guard(mu);
+    leases[i].release();
+  }
+
+  EXPECT_TRUE(eventually([&] { return waiters_held.load() == kLocks; }))
+      << waiters_held.load() << " of " << kLocks << " waiters got their lock";
+  {
+    std::lock_guard guard(mu);
+    for (Lease& lease : waiter_leases) lease.release();
+  }
+  EXPECT_TRUE(eventually([&] {
+    for (int i = 0; i < kLocks; ++i) {
+      if (!contenders("/boundary/" + std::to_string(i)).empty()) return false;
+    }
+    return true;
+  })) << "lock nodes survived their release";
+}
+
 TEST_F(MutexTest, ReleasingAnOldLeaseTwiceLeavesTheNewOneAlone) {
   auto session = connect();
   Mutex mutex(session, "/locks/x");
