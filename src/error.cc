@@ -22,7 +22,7 @@ class Category final : public std::error_category {
       case errc::timed_out:
         return "deadline passed before the lock was acquired";
       case errc::cancelled:
-        return "acquisition cancelled";
+        return "cancelled";
       case errc::session_closed:
         return "session is closed";
       case errc::session_expired:
@@ -41,6 +41,8 @@ class Category final : public std::error_category {
         return "invalid argument";
       case errc::backend_failure:
         return "backend failure";
+      case errc::lock_mismatch:
+        return "lock kind or permits disagree";
     }
     return "unknown dlock error " + std::to_string(code);
   }

@@ -64,8 +64,27 @@ const char* why_invalid(std::string_view path) {
 
 void check_lock_path(std::string_view path) {
   if (const char* why = why_invalid(path)) {
-    throw Error(errc::invalid_path, "'" + std::string(path) + "': " + why);
+    throw Error(errc::invalid_path, "'" + printable(path) + "': " + why);
   }
+}
+
+std::string printable(std::string_view text, std::size_t limit) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size() && at < limit) {
+    const std::size_t start = at;
+    const long cp = next_code_point(text, at);
+    if (cp >= 0 && cp > 0x1f && (cp < 0x7f || cp > 0x9f)) {
+      out.append(text.substr(start, at - start));
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    const auto byte = static_cast<unsigned char>(text[start]);
+    out += {'\\', 'x', kHex[byte >> 4], kHex[byte & 0xf]};
+    at = start + 1;
+  }
+  if (at < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
 }
 
 std::vector<std::string> path_prefixes(std::string_view path) {

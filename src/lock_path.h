@@ -13,6 +13,10 @@ namespace dlock::detail {
 // character, and not under ZooKeeper's reserved "/zookeeper".
 void check_lock_path(std::string_view path);
 
+// `text` made safe for a message: control bytes and bytes that are not valid UTF-8 as \xNN
+// (a name cannot move a terminal's cursor), cut after `limit` bytes with the length said.
+std::string printable(std::string_view text, std::size_t limit = 100);
+
 // "/a/b/c" -> {"/a", "/a/b", "/a/b/c"}
 std::vector<std::string> path_prefixes(std::string_view path);
 

@@ -143,9 +143,21 @@ zk::Options parse_zk_url(std::string_view url) {
   return options;
 }
 
-std::shared_ptr<Backend> open(std::string_view url) {
+std::shared_ptr<Backend> open(std::string_view url) { return open(url, OpenOptions{}); }
+
+std::shared_ptr<Backend> open(std::string_view url, std::chrono::milliseconds connect_timeout) {
+  return open(url, OpenOptions{.connect_timeout = connect_timeout});
+}
+
+std::shared_ptr<Backend> open(std::string_view url, const OpenOptions& open_options) {
   const Url parts = split_scheme(url);
-  if (parts.scheme == "zk") return zk::Session::connect(parse_zk_url(url));
+  if (parts.scheme == "zk") {
+    zk::Options options = parse_zk_url(url);
+    if (open_options.connect_timeout) {
+      options.connect_timeout = std::min(options.connect_timeout, *open_options.connect_timeout);
+    }
+    return zk::Session::connect(std::move(options), open_options.stop);
+  }
   if (parts.scheme == "file") return open_file(url, parts.rest);
   if (parts.scheme == "redis" || parts.scheme == "rediss" || parts.scheme == "postgres" ||
       parts.scheme == "postgresql") {
@@ -155,14 +167,6 @@ std::shared_ptr<Backend> open(std::string_view url) {
   throw Error(errc::invalid_argument, "unknown scheme '" + std::string(parts.scheme) +
                                           "' in backend URL '" + std::string(url) +
                                           "' (known: zk, file)");
-}
-
-std::shared_ptr<Backend> open(std::string_view url, std::chrono::milliseconds connect_timeout) {
-  const Url parts = split_scheme(url);
-  if (parts.scheme != "zk") return open(url);
-  zk::Options options = parse_zk_url(url);
-  options.connect_timeout = std::min(options.connect_timeout, connect_timeout);
-  return zk::Session::connect(std::move(options));
 }
 
 }  // namespace dlock

@@ -10,14 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include <dlock/clock.h>
+
 namespace dlock {
 
 namespace detail {
 class Contender;
 class Executor;
 }  // namespace detail
-
-using Clock = std::chrono::steady_clock;
 
 // How lock nodes are named on ZooKeeper, for sharing a path with another library. The two
 // cannot share a path with each other.
@@ -74,14 +74,16 @@ class Backend : public std::enable_shared_from_this<Backend> {
   // Throws dlock::Error: invalid_path, unorderable_path, timed_out (deadline), and the
   // session's errors (session_closed, connection_lost, connect_failed, permission_denied).
   virtual LockStatus status(std::string_view path, Clock::time_point deadline) = 0;
-  LockStatus status(std::string_view path) { return status(path, Clock::now() + kStatusTimeout); }
+  LockStatus status(std::string_view path) {
+    return status(path, detail::deadline_after(kStatusTimeout));
+  }
 
   // The lock paths at or under `prefix` ("/" for all), sorted: every path that holds lock
   // entries now (ZooKeeper) or was ever used (files). Throws dlock::Error: invalid_path,
   // timed_out, and the backend's errors as for status().
   virtual std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) = 0;
   std::vector<std::string> list(std::string_view prefix) {
-    return list(prefix, Clock::now() + kStatusTimeout);
+    return list(prefix, detail::deadline_after(kStatusTimeout));
   }
 
   // For the lock handles: one contender at `path`. Throws dlock::Error: invalid_path for a

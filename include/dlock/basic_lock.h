@@ -9,25 +9,15 @@
 #include <stop_token>
 #include <string>
 #include <system_error>
-#include <type_traits>
 
 #include <dlock/backend.h>
+#include <dlock/clock.h>
 #include <dlock/lease.h>
 
 namespace dlock {
 
 namespace detail {
 class LockHandle;
-
-// Converts a deadline on any clock to the steady clock the library measures with.
-template <class C, class Duration>
-Clock::time_point to_steady(const std::chrono::time_point<C, Duration>& t) {
-  if constexpr (std::is_same_v<C, Clock>) {
-    return std::chrono::time_point_cast<Clock::duration>(t);
-  } else {
-    return Clock::now() + std::chrono::ceil<Clock::duration>(t - C::now());
-  }
-}
 }  // namespace detail
 
 // One contender for a lock at a path, with the standard's TimedLockable surface (so
@@ -61,8 +51,7 @@ class BasicLock {
   bool try_lock();
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until(Clock::now() + std::chrono::ceil<Clock::duration>(timeout),
-                          std::stop_token{});
+    return try_lock_until(detail::deadline_after(timeout), std::stop_token{});
   }
   template <class C, class Duration>
   bool try_lock_until(const std::chrono::time_point<C, Duration>& deadline) {

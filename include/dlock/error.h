@@ -48,6 +48,11 @@ enum class errc {
   invalid_argument,
   // The server answered with an error the library has no meaning for; the message carries it.
   backend_failure,
+  // The path is in use as another kind of lock (a semaphore where a mutex or read-write lock
+  // is asked for, or the other way round; on ZooKeeper also a Mutex beside a SharedMutex), or
+  // as a semaphore with other permits. The message names what holds the path. Holders of
+  // different kinds never share a path; the kind can change once nobody contends for it.
+  lock_mismatch,
 };
 
 const std::error_category& error_category() noexcept;

@@ -39,8 +39,7 @@ class MultiLock {
   bool try_lock();
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until(Clock::now() + std::chrono::ceil<Clock::duration>(timeout),
-                          std::stop_token{});
+    return try_lock_until(detail::deadline_after(timeout), std::stop_token{});
   }
   template <class C, class Duration>
   bool try_lock_until(const std::chrono::time_point<C, Duration>& deadline) {

@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <stop_token>
 #include <string_view>
 
 #include <dlock/backend.h>
@@ -28,12 +30,22 @@ namespace dlock {
 // Throws dlock::Error:
 //   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it);
 //   not_supported     redis:// or postgres:// (not built yet);
-//   connect_failed, auth_failed           zk:// as zk::Session::connect();
+//   connect_failed, auth_failed, cancelled   zk:// as zk::Session::connect();
 //   permission_denied, backend_failure    file: as file::Backend::open().
 std::shared_ptr<Backend> open(std::string_view url);
 
-// As open(), for zk:// URLs only: `connect_timeout` replaces the URL's (or the default) when
-// it is shorter, so a caller with a deadline does not wait longer than it for a server.
+// How open() may wait for a server.
+struct OpenOptions {
+  // Replaces the URL's connect timeout (or the default) when shorter, so that a caller with a
+  // deadline does not wait longer than it for a server. Empty: the URL's.
+  std::optional<std::chrono::milliseconds> connect_timeout{};
+  // Ends a connection attempt early: open() throws dlock::Error(cancelled).
+  std::stop_token stop{};
+};
+
+// As open(url), waiting as `options` say.
+std::shared_ptr<Backend> open(std::string_view url, const OpenOptions& options);
+// As open(url, {.connect_timeout = connect_timeout}).
 std::shared_ptr<Backend> open(std::string_view url, std::chrono::milliseconds connect_timeout);
 
 // The session options a zk:// URL stands for, without connecting. Throws dlock::Error

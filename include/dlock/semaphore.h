@@ -15,7 +15,8 @@ namespace dlock {
 
 // Waiters are served in arrival order; each release lets exactly one in. Every process must
 // use the same `permits` for a path: the first records it, and a handle asking for another
-// number fails with errc::invalid_argument instead of admitting more holders than intended.
+// number fails with errc::lock_mismatch instead of admitting more holders than intended, as
+// does a Semaphore on a path in use as a Mutex or SharedMutex.
 // On ZooKeeper this is not Curator's InterProcessSemaphoreV2 layout (see docs/protocol.md).
 // The surface and its errors are BasicLock's.
 class Semaphore : public BasicLock {

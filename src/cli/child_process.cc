@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <system_error>
+#include <utility>
 
 #include "exit_status.h"
 
@@ -37,6 +39,14 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   return result;
 }
 
+Watchdog start_watchdog() {
+  try {
+    return Watchdog::start();
+  } catch (const std::system_error& e) {
+    throw SpawnError(kOsError, e.what());
+  }
+}
+
 // True if dlock runs in the foreground of the terminal on stdin.
 bool in_terminal_foreground() {
   return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
@@ -52,6 +62,10 @@ ChildProcess ChildProcess::spawn(const ChildSpec& spec) {
   std::vector<char*> envp = pointers(env_storage);
   const bool take_terminal = in_terminal_foreground();
 
+  // Started first, so that it exists before any command does: dlock may die at any moment.
+  Watchdog watchdog = start_watchdog();
+  const int announce_fd = watchdog.announce_fd();
+
   // exec() failures come back through this pipe; a successful exec closes it (O_CLOEXEC).
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) {
@@ -66,7 +80,12 @@ ChildProcess ChildProcess::spawn(const ChildSpec& spec) {
   }
   if (pid == 0) {
     setpgid(0, 0);
-    if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());  // SIGTTOU is still blocked here
+    const pid_t group = getpid();
+    // A command the watchdog does not guard must not run.
+    if (write(announce_fd, &group, sizeof group) != static_cast<ssize_t>(sizeof group)) {
+      _exit(kOsError);
+    }
+    if (take_terminal) tcsetpgrp(STDIN_FILENO, group);  // SIGTTOU is still blocked here
     sigprocmask(SIG_SETMASK, &spec.mask, nullptr);
     execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
@@ -81,15 +100,47 @@ ChildProcess ChildProcess::spawn(const ChildSpec& spec) {
     n = read(report[0], &err, sizeof err);
   } while (n < 0 && errno == EINTR);
   close(report[0]);
-  ChildProcess child(pid, take_terminal);
+  ChildProcess child(pid, take_terminal, std::move(watchdog));
   if (n == static_cast<ssize_t>(sizeof err)) {
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    child.reap();
     child.take_terminal_back();
     const int status = err == ENOENT ? kNotFound : kCannotExecute;
     throw SpawnError(status, "cannot execute '" + spec.argv[0] + "': " + std::strerror(err));
   }
   return child;
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(other.pid_),
+      owns_terminal_(other.owns_terminal_),
+      watchdog_(std::move(other.watchdog_)),
+      reaped_(std::exchange(other.reaped_, true)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+  std::swap(pid_, other.pid_);
+  std::swap(owns_terminal_, other.owns_terminal_);
+  std::swap(watchdog_, other.watchdog_);
+  std::swap(reaped_, other.reaped_);
+  return *this;
+}
+
+ChildProcess::~ChildProcess() {
+  if (reaped_) return;
+  signal_group(SIGKILL);
+  siginfo_t info{};
+  while (waitid(P_PID, pid_, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  reap();
+  take_terminal_back();
+}
+
+int ChildProcess::reap() noexcept {
+  watchdog_.disarm();
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+  return status;
 }
 
 void ChildProcess::signal_group(int signal) const noexcept { killpg(pid_, signal); }
@@ -99,21 +150,25 @@ void ChildProcess::take_terminal_back() const noexcept {
 }
 
 std::optional<int> ChildProcess::poll_exit() {
-  int status = 0;
-  const pid_t got = waitpid(pid_, &status, WNOHANG | WUNTRACED);
-  if (got != pid_) return std::nullopt;
-  if (WIFSTOPPED(status)) {
+  siginfo_t info{};
+  // Its end is looked at without reaping it, so that the watchdog is stopped while the zombie
+  // still holds the group id.
+  if (waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_) {
+    const int status = reap();
+    take_terminal_back();
+    if (WIFSIGNALED(status)) return kSignalBase + WTERMSIG(status);
+    return WEXITSTATUS(status);
+  }
+  info = {};
+  if (waitid(P_PID, pid_, &info, WSTOPPED | WNOHANG) == 0 && info.si_pid == pid_) {
     // Job control: stop with the command, so the shell sees the job stopped; when the shell
     // continues us, give the terminal back to the command and continue it.
     take_terminal_back();
     raise(SIGSTOP);
     if (owns_terminal_) tcsetpgrp(STDIN_FILENO, pid_);
     signal_group(SIGCONT);
-    return std::nullopt;
   }
-  take_terminal_back();
-  if (WIFSIGNALED(status)) return kSignalBase + WTERMSIG(status);
-  return WEXITSTATUS(status);
+  return std::nullopt;
 }
 
 }  // namespace dlock::cli

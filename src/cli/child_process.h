@@ -1,6 +1,7 @@
 // The command dlock runs: started in a process group of its own (so that signals and a lost
 // lock reach everything it started), with the terminal handed to that group when dlock was in
-// the foreground of one, so that interactive commands can read it.
+// the foreground of one, so that interactive commands can read it, and guarded by a watchdog
+// that kills that group if dlock dies first.
 #ifndef DLOCK_SRC_CLI_CHILD_PROCESS_H_
 #define DLOCK_SRC_CLI_CHILD_PROCESS_H_
 
@@ -10,7 +11,10 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "watchdog.h"
 
 namespace dlock::cli {
 
@@ -32,6 +36,12 @@ class ChildProcess {
   // Starts the command. Throws SpawnError.
   static ChildProcess spawn(const ChildSpec& spec);
 
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  // If the command has not ended (an exception cut dlock's wait short), kills its group and
+  // waits for it: dlock gives the lock up next.
+  ~ChildProcess();
+
   pid_t pid() const noexcept { return pid_; }
   // Sends `signal` to the command's whole process group.
   void signal_group(int signal) const noexcept;
@@ -40,11 +50,16 @@ class ChildProcess {
   std::optional<int> poll_exit();
 
  private:
-  ChildProcess(pid_t pid, bool owns_terminal) : pid_(pid), owns_terminal_(owns_terminal) {}
+  ChildProcess(pid_t pid, bool owns_terminal, Watchdog watchdog)
+      : pid_(pid), owns_terminal_(owns_terminal), watchdog_(std::move(watchdog)) {}
   void take_terminal_back() const noexcept;
+  // Disarms the watchdog, then reaps the command, which has ended; returns its wait status.
+  int reap() noexcept;
 
   pid_t pid_;
   bool owns_terminal_;
+  Watchdog watchdog_;
+  bool reaped_ = false;  // or moved from: nothing left to end
 };
 
 }  // namespace dlock::cli

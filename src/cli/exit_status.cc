@@ -4,13 +4,14 @@
 
 namespace dlock::cli {
 
-int exit_status_for(std::error_code error, bool opening) {
+int exit_status_for(std::error_code error, Phase phase) {
   if (error.category() != dlock::error_category()) return kUnavailable;
   switch (static_cast<errc>(error.value())) {
     case errc::invalid_path:
+    case errc::lock_mismatch:
       return kBadLockName;
     case errc::invalid_argument:
-      return opening ? kBadBackend : kBadLockName;
+      return phase == Phase::naming ? kUsage : kBadBackend;
     case errc::not_supported:
       return kBadBackend;
     case errc::auth_failed:
@@ -29,13 +30,15 @@ const char* exit_status_table() {
   0-125  the command's own exit status
   1      the lock was busy: -n, or -w ran out (change it with -E)
   64     usage error: unknown option, bad duration or number, no command
-  65     invalid lock name, or --max disagrees with the other holders
+  65     invalid lock name, or the name is in use as another kind of lock (--max, --shared
+         or exclusive) or with another --max
   69     backend unavailable: no server within the deadline, session lost while waiting
   70     internal error in dlock
   71     system error (fork, pipe)
   75     the lock was lost while the command ran; the command was stopped
   77     permission denied by the server or the file system
-  78     bad backend URL or unknown scheme, or a primitive the backend cannot offer
+  78     bad backend URL or unknown scheme, a chroot that does not exist, or a primitive
+         the backend cannot offer
   126    the command could not be executed
   127    the command was not found
   128+N  the command was killed by signal N (or dlock was, while waiting: 130 for Ctrl-C))";

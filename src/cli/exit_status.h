@@ -9,7 +9,7 @@ namespace dlock::cli {
 // The command's own status passes through (0-125). The rest follow <sysexits.h> and the shells.
 inline constexpr int kConflictDefault = 1;  // -n/-w: the lock was busy (-E changes it), as flock
 inline constexpr int kUsage = 64;           // EX_USAGE: unknown option, bad duration or number
-inline constexpr int kBadLockName = 65;     // EX_DATAERR: invalid lock name, disagreeing --max
+inline constexpr int kBadLockName = 65;     // EX_DATAERR: invalid lock name, another kind or --max
 inline constexpr int kUnavailable = 69;     // EX_UNAVAILABLE: no server, session lost while waiting
 inline constexpr int kSoftware = 70;        // EX_SOFTWARE: a bug in dlock
 inline constexpr int kOsError = 71;         // EX_OSERR: fork, pipe and the like failed
@@ -20,8 +20,15 @@ inline constexpr int kCannotExecute = 126;  // the command was found but could n
 inline constexpr int kNotFound = 127;       // the command was not found
 inline constexpr int kSignalBase = 128;     // 128+N: the command (or dlock) died of signal N
 
-// The status for a library error met while opening the backend (`opening`) or later.
-int exit_status_for(std::error_code error, bool opening);
+// Where a library error was met: the meaning of invalid_argument depends on it.
+enum class Phase {
+  opening,  // the backend URL, or connecting: the backend's configuration
+  naming,   // making the lock handle: the command line's options
+  locking,  // taking the lock or reading its status: the backend's layout (a missing chroot)
+};
+
+// The status for a library error met in `phase`.
+int exit_status_for(std::error_code error, Phase phase);
 
 // The table, for --help.
 const char* exit_status_table();

@@ -11,6 +11,7 @@
 #include <dlock/open.h>
 
 #include "exit_status.h"
+#include "lock_path.h"
 #include "report.h"
 #include "run_command.h"
 
@@ -51,6 +52,28 @@ std::string backend_url(const std::string& flag) {
   return "file:";
 }
 
+// An empty value is a mistake (an unset variable in a script), never "the default".
+const CLI::Validator kNotEmpty(
+    [](const std::string& value) {
+      return value.empty() ? std::string("an empty value is not allowed") : std::string();
+    },
+    "NOT EMPTY");
+
+// The first word that is not an option of dlock itself, if it names no command: CLI11 would
+// only say that a command is required.
+std::optional<std::string> unknown_command(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--backend") {
+      ++i;
+    } else if (!arg.starts_with("-")) {
+      if (arg == "run" || arg == "status" || arg == "list") return std::nullopt;
+      return std::string(arg);
+    }
+  }
+  return std::nullopt;
+}
+
 // Reads a duration option; prints and returns false if it is bad.
 bool read_duration(const std::string& option, const std::string& text,
                    std::optional<std::chrono::milliseconds>& out) {
@@ -64,9 +87,9 @@ bool read_duration(const std::string& option, const std::string& text,
   }
 }
 
-int report_error(const Error& e, bool opening) {
-  std::fprintf(stderr, "dlock: %s\n", e.what());
-  return exit_status_for(e.code(), opening);
+int report_error(const Error& e, Phase phase) {
+  std::fprintf(stderr, "dlock: %s\n", detail::printable(e.what(), 1000).c_str());
+  return exit_status_for(e.code(), phase);
 }
 
 // Opens the backend at `url` and runs `query` on it; the exit status tells which of the two
@@ -76,13 +99,13 @@ int with_backend(const std::string& url, const std::function<void(Backend&)>& qu
   try {
     backend = dlock::open(url);
   } catch (const Error& e) {
-    return report_error(e, true);
+    return report_error(e, Phase::opening);
   }
   try {
     query(*backend);
     return 0;
   } catch (const Error& e) {
-    return report_error(e, false);
+    return report_error(e, Phase::locking);
   }
 }
 
@@ -113,15 +136,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   std::string backend_flag;
-  app.add_option("--backend", backend_flag, "Backend URL (default: $DLOCK_BACKEND, else file:)");
+  app.add_option("--backend", backend_flag, "Backend URL (default: $DLOCK_BACKEND, else file:)")
+      ->check(kNotEmpty);
 
   RunOptions run;
   std::string wait_text, grace_text, shell_command, on_lost = "term";
   bool nonblock = false;
   CLI::App* run_cmd = app.add_subcommand("run", "Hold the lock NAME while COMMAND runs");
   run_cmd->add_flag("-n,--nonblock", nonblock, "Fail (exit 1, see -E) if the lock is busy");
-  run_cmd->add_option("-w,--wait,--timeout", wait_text,
-                      "Give up after DURATION (500ms, 30s, 5m, 1h; a bare number is seconds)");
+  run_cmd
+      ->add_option("-w,--wait,--timeout", wait_text,
+                   "Give up after DURATION (500ms, 30s, 5m, 1h; a bare number is seconds)")
+      ->check(kNotEmpty);
   run_cmd
       ->add_option("-E,--conflict-exit-code", run.conflict_exit_code,
                    "Exit status when -n or -w gives up (default 1)")
@@ -137,9 +163,11 @@ int main(int argc, char** argv) {
                    "If the lock is lost: term (SIGTERM, then SIGKILL after --kill-grace), kill, "
                    "or ignore (default term)")
       ->check(CLI::IsMember({"term", "kill", "ignore"}));
-  run_cmd->add_option("--kill-grace", grace_text,
-                      "Time between SIGTERM and SIGKILL on loss (default: ZooKeeper 5% of the "
-                      "session timeout)");
+  run_cmd
+      ->add_option("--kill-grace", grace_text,
+                   "Time between SIGTERM and SIGKILL on loss (default: ZooKeeper 5% of the "
+                   "session timeout)")
+      ->check(kNotEmpty);
   run_cmd->add_option("--label", run.label, "Recorded with the holder, shown by status");
   run_cmd->add_flag("-v,--verbose", run.verbose, "Say when the lock is busy, held or lost");
   run_cmd->add_option("NAME", run.name, "Lock name, e.g. /jobs/nightly")->required();
@@ -157,6 +185,11 @@ int main(int argc, char** argv) {
   list_cmd->add_flag("--json", list_json_flag, "Print JSON");
   list_cmd->add_option("PREFIX", list_prefix, "Lock name prefix");
 
+  if (const auto command = unknown_command(argc, argv)) {
+    std::fprintf(stderr, "dlock: unknown command '%s' (commands: run, status, list; see --help)\n",
+                 detail::printable(*command).c_str());
+    return kUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include <dlock/dlock.h>
 #include <dlock/open.h>
@@ -26,6 +27,7 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr milliseconds kStatusInterval{500};
+constexpr std::size_t kLongestMessage = 1000;
 // On ZooKeeper lost() fires at 0.9 of the session timeout without word from the server, and
 // the server may expire the session (and grant the lock to the next waiter) at 1.0. The
 // default grace between SIGTERM and SIGKILL is half of that margin, so the command is dead
@@ -33,7 +35,9 @@ constexpr milliseconds kStatusInterval{500};
 constexpr double kZkGraceFraction = 0.05;
 constexpr milliseconds kDefaultGrace{5000};  // backends whose locks are never lost
 
-void say(const std::string& message) { std::fprintf(stderr, "dlock: %s\n", message.c_str()); }
+void say(const std::string& message) {
+  std::fprintf(stderr, "dlock: %s\n", detail::printable(message, kLongestMessage).c_str());
+}
 
 // Wakes the main loop from the library's threads.
 class Wakeup {
@@ -67,31 +71,29 @@ int ms_until(Clock::time_point when) {
   return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
 }
 
-// The lock the options ask for, behind one acquire call.
+// The lock the options ask for, behind one blocking acquire call.
 struct LockChoice {
   std::shared_ptr<void> handle;
-  std::function<void(BasicLock::AcquireCallback, Clock::time_point, std::stop_token)> acquire;
+  std::function<Lease(Clock::time_point, std::stop_token)> acquire;
 };
 
 LockChoice choose_lock(const std::shared_ptr<Backend>& backend, const RunOptions& options) {
   const LockOptions lock_options{.label = options.label};
   if (options.max > 0) {
     auto semaphore = std::make_shared<Semaphore>(backend, options.name, options.max, lock_options);
-    return {semaphore, [semaphore](auto done, auto deadline, auto stop) {
-              semaphore->async_acquire(std::move(done), deadline, std::move(stop));
+    return {semaphore, [semaphore](auto deadline, auto stop) {
+              return semaphore->acquire(deadline, std::move(stop));
             }};
   }
   // Exclusive runs are the writers of the same readers-writer lock that --shared reads, so
   // that the two exclude each other as flock -x and flock -s do.
   auto rw = std::make_shared<SharedMutex>(backend, options.name, lock_options);
   if (options.shared) {
-    return {rw, [rw](auto done, auto deadline, auto stop) {
-              rw->async_acquire_shared(std::move(done), deadline, std::move(stop));
+    return {rw, [rw](auto deadline, auto stop) {
+              return rw->acquire_shared(deadline, std::move(stop));
             }};
   }
-  return {rw, [rw](auto done, auto deadline, auto stop) {
-            rw->async_acquire(std::move(done), deadline, std::move(stop));
-          }};
+  return {rw, [rw](auto deadline, auto stop) { return rw->acquire(deadline, std::move(stop)); }};
 }
 
 milliseconds default_grace(Backend& backend) {
@@ -103,11 +105,16 @@ milliseconds default_grace(Backend& backend) {
   return kDefaultGrace;
 }
 
+// What the worker thread that opens the backend and takes the lock reports to the main loop.
 struct Acquired {
   std::mutex mu;
   bool done = false;
-  std::error_code error;
+  std::shared_ptr<Backend> backend;  // once open
+  std::shared_ptr<void> handle;      // the lock handle, which must outlive the lease
   Lease lease;
+  std::error_code error;
+  std::string message;
+  Phase phase = Phase::opening;
 };
 
 class Runner {
@@ -118,48 +125,35 @@ class Runner {
     const auto start = Clock::now();
     deadline_ = !options_.wait                ? Clock::time_point::max()
                 : options_.wait->count() == 0 ? Clock::time_point::min()
-                                              : start + *options_.wait;
+                                              : detail::deadline_after(*options_.wait);
     detail::check_lock_path(options_.name);
-    try {
-      backend_ = options_.wait && options_.wait->count() > 0
-                     ? dlock::open(options_.backend_url, *options_.wait)
-                     : dlock::open(options_.backend_url);
-    } catch (const Error& e) {
-      say(e.what());
-      return exit_status_for(e.code(), true);
-    }
     Lease lease;
     if (const int status = acquire(start, lease); status >= 0) return status;
     return hold_while_running(lease);
   }
 
  private:
-  // Returns -1 with `lease` filled when the lock is held, else the exit status.
+  // Opens the backend and acquires on a worker thread while this one answers signals (which
+  // cancel both) and shows the wait line. Returns -1 with `lease` filled when the lock is
+  // held, else the exit status.
   int acquire(Clock::time_point start, Lease& lease) {
-    LockChoice lock = choose_lock(backend_, options_);
-    lock_handle_ = lock.handle;
     auto acquired = std::make_shared<Acquired>();
     std::stop_source stop;
-    lock.acquire(
-        [acquired, wakeup = &wakeup_](std::error_code ec, Lease got) {
-          {
-            std::lock_guard guard(acquired->mu);
-            acquired->done = true;
-            acquired->error = ec;
-            acquired->lease = std::move(got);
-          }
-          wakeup->notify();
-        },
-        deadline_, stop.get_token());
+    std::jthread worker([this, acquired, stop = stop.get_token()] {
+      take_lock(*acquired, stop);
+      wakeup_.notify();
+    });
 
     WaitLine line;
     const Self self = this_process();
     auto next_refresh = start + kStatusInterval;
     int interrupted_by = 0;
     for (;;) {
+      std::shared_ptr<Backend> backend;
       {
         std::lock_guard guard(acquired->mu);
         if (acquired->done) break;
+        backend = acquired->backend;
       }
       const auto [signalled, woken] =
           wait_events(inbox_, wakeup_, line.enabled() ? ms_until(next_refresh) : -1);
@@ -172,10 +166,10 @@ class Runner {
           stop.request_stop();
         }
       }
-      if (line.enabled() && Clock::now() >= next_refresh && !interrupted_by) {
+      if (backend && line.enabled() && Clock::now() >= next_refresh && !interrupted_by) {
         next_refresh = Clock::now() + kStatusInterval;
         try {
-          const LockStatus status = backend_->status(options_.name, Clock::now() + kStatusInterval);
+          const LockStatus status = backend->status(options_.name, Clock::now() + kStatusInterval);
           line.show(describe_wait(status, self,
                                   std::chrono::duration_cast<milliseconds>(Clock::now() - start),
                                   std::chrono::duration_cast<milliseconds>(
@@ -186,25 +180,63 @@ class Runner {
         }
       }
     }
+    worker.join();
     line.clear();
     std::lock_guard guard(acquired->mu);
+    backend_ = acquired->backend;
+    lock_handle_ = acquired->handle;
     const std::error_code ec = acquired->error;
     if (!ec) {
       lease = std::move(acquired->lease);
       return -1;
     }
     if (interrupted_by != 0 && ec == errc::cancelled) return kSignalBase + interrupted_by;
-    if (ec == errc::timed_out) {
-      if (options_.verbose) say(options_.name + " is busy; gave up");
+    if (ec == errc::timed_out && acquired->phase == Phase::locking) {
+      if (options_.verbose) say(detail::printable(options_.name) + " is busy; gave up");
       return options_.conflict_exit_code;
     }
-    say(options_.name + ": " + ec.message());
-    return exit_status_for(ec, false);
+    say(acquired->message);
+    return exit_status_for(ec, acquired->phase);
+  }
+
+  // The worker's part: everything that may block on the network.
+  void take_lock(Acquired& acquired, std::stop_token stop) {
+    const auto fail = [&](const Error& e) {
+      std::lock_guard guard(acquired.mu);
+      acquired.error = e.code();
+      acquired.message = e.what();
+    };
+    try {
+      OpenOptions open_options{.stop = stop};
+      if (options_.wait && options_.wait->count() > 0) open_options.connect_timeout = options_.wait;
+      auto backend = dlock::open(options_.backend_url, open_options);
+      {
+        std::lock_guard guard(acquired.mu);
+        acquired.backend = backend;
+        acquired.phase = Phase::naming;
+      }
+      LockChoice lock = choose_lock(backend, options_);
+      {
+        std::lock_guard guard(acquired.mu);
+        acquired.handle = lock.handle;
+        acquired.phase = Phase::locking;
+      }
+      Lease lease = lock.acquire(deadline_, stop);
+      std::lock_guard guard(acquired.mu);
+      acquired.lease = std::move(lease);
+    } catch (const Error& e) {
+      fail(e);
+    } catch (const std::exception& e) {
+      fail(Error(errc::backend_failure, e.what()));
+    }
+    std::lock_guard guard(acquired.mu);
+    acquired.done = true;
   }
 
   int hold_while_running(Lease& lease) {
     if (options_.verbose)
-      say("holding " + options_.name + " (token " + std::to_string(lease.token()) + ")");
+      say("holding " + detail::printable(options_.name) + " (token " +
+          std::to_string(lease.token()) + ")");
     std::atomic<bool> lost{false};
     std::stop_callback on_lost(lease.lost(), [&] {
       lost = true;
@@ -244,19 +276,20 @@ class Runner {
         lost_reported_ = true;
         switch (options_.on_lost) {
           case OnLost::term:
-            say("lost the lock on " + options_.name +
+            say("lost the lock on " + detail::printable(options_.name) +
                 "; sending SIGTERM to the command, SIGKILL in " + short_duration_ms(grace));
             child->signal_group(SIGTERM);
             kill_at = Clock::now() + grace;
             stopping_for_loss = true;
             break;
           case OnLost::kill:
-            say("lost the lock on " + options_.name + "; killing the command");
+            say("lost the lock on " + detail::printable(options_.name) + "; killing the command");
             child->signal_group(SIGKILL);
             stopping_for_loss = true;
             break;
           case OnLost::ignore:
-            say("lost the lock on " + options_.name + "; the command goes on (--on-lost=ignore)");
+            say("lost the lock on " + detail::printable(options_.name) +
+                "; the command goes on (--on-lost=ignore)");
             break;
         }
       }
@@ -285,7 +318,7 @@ int run_command(const RunOptions& options) {
     return Runner(options).run();
   } catch (const Error& e) {
     say(e.what());
-    return exit_status_for(e.code(), false);
+    return exit_status_for(e.code(), Phase::naming);
   } catch (const std::exception& e) {
     say(e.what());
     return kSoftware;

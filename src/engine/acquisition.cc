@@ -36,9 +36,10 @@ std::shared_ptr<Acquisition> Acquisition::start(LockSite site, Clock::time_point
 void Acquisition::wait_for_connection() {
   if (site_.client->connected()) return begin();
   std::weak_ptr<Acquisition> weak = weak_from_this();
-  const auto timer = site_.client->executor().post_at(Clock::now() + site_.connect_timeout, [weak] {
-    if (auto self = weak.lock()) self->fail(errc::connect_failed, self->site_.connect_failure);
-  });
+  const auto timer =
+      site_.client->executor().post_at(detail::deadline_after(site_.connect_timeout), [weak] {
+        if (auto self = weak.lock()) self->fail(errc::connect_failed, self->site_.connect_failure);
+      });
   when_connected([self = shared_from_this(), timer] {
     self->site_.client->executor().cancel(timer);
     self->begin();
@@ -84,7 +85,7 @@ void Acquisition::probe() {
         if (ec && ec != zk::Code::no_node) return self->fail(ec, "listing " + self->site_.dir);
         std::string offender;
         if (sort_children(children, self->site_.policy->markers, &offender)) {
-          return self->fail(errc::unorderable_path, self->child_path(offender));
+          return self->refuse(offender);
         }
         // Would a newcomer, queued last, hold at once? Only then is a node worth creating.
         const Policy& policy = *self->site_.policy;
@@ -175,12 +176,18 @@ void Acquisition::check_permits() {
         if (ec) return;  // no directory yet: the create fails too, and parents get created
         const std::string wanted = std::to_string(self->site_.permits);
         if (recorded == wanted) return;
-        self->fail(
-            errc::invalid_argument,
-            recorded.empty()
-                ? "not a semaphore (no permits recorded); this handle asked for " + wanted
-                : "the semaphore has " + recorded + " permits; this handle asked for " + wanted);
+        self->fail(errc::lock_mismatch, recorded.empty()
+                                            ? "in use as another kind of lock, not a semaphore"
+                                            : "the semaphore has " + recorded +
+                                                  " permits; this handle asked for " + wanted);
       });
+}
+
+void Acquisition::refuse(const std::string& offender) {
+  const std::string_view kind = other_kind(*site_.policy, offender);
+  if (kind.empty()) return fail(errc::unorderable_path, child_path(offender));
+  fail(errc::lock_mismatch, "in use as a " + std::string(kind) + ", not a " +
+                                std::string(site_.policy->kind) + " (" + offender + ")");
 }
 
 // Creates the missing ancestors as containers, all requests pipelined, then creates again.
@@ -229,7 +236,7 @@ void Acquisition::on_listed(unsigned round, std::error_code ec, std::vector<std:
   std::string offender;
   if (sort_children(children, site_.policy->markers, &offender)) {
     lock.unlock();
-    return fail(errc::unorderable_path, child_path(offender));
+    return refuse(offender);
   }
   const auto ours = std::find(children.begin(), children.end(), node_);
   if (ours == children.end()) {

@@ -73,6 +73,9 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   void watch_predecessor(unsigned round);
   void on_predecessor_gone(unsigned round, const std::string& name);
   void on_own_node_gone(unsigned round);
+  // Fails on a child that cannot be ordered among ours: lock_mismatch if it is another kind of
+  // lock in our naming, unorderable_path otherwise.
+  void refuse(const std::string& offender);
   // Retries `step` once connected, or fails with the reason the client died.
   void when_connected(std::function<void()> step);
   // REQUIRES: mu_ held by `lock`; unlocks it.

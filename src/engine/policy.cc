@@ -13,6 +13,8 @@ constexpr std::string_view kCuratorRead = "__READ__";
 constexpr std::string_view kKazooWrite = "__lock__";
 constexpr std::string_view kKazooRead = "__rlock__";
 constexpr std::string_view kLease = "lease-";
+constexpr std::string_view kMutexKind = "mutex";
+constexpr std::string_view kReadWriteKind = "read-write lock";
 
 bool contains(std::string_view name, std::string_view marker) {
   return name.find(marker) != std::string_view::npos;
@@ -39,12 +41,14 @@ Decision decide_reader(std::span<const std::string> sorted, std::size_t ours, st
 // paths list again on every wake (a downgrade adds a read node at the writer's position).
 Policy first_n(std::string (*new_prefix)(), std::string_view stem,
                std::vector<std::string_view> markers, bool read_write_path) {
+  const std::string_view kind = read_write_path ? kReadWriteKind : kMutexKind;
   return {.new_prefix = new_prefix,
           .stem = stem,
           .markers = std::move(markers),
           .decide = &decide_first_n,
           .lower_nodes_only_leave = !read_write_path,
-          .records_permits = false};
+          .records_permits = false,
+          .kind = kind};
 }
 
 Policy readers(std::string (*new_prefix)(), std::string_view read, std::string_view write,
@@ -54,7 +58,8 @@ Policy readers(std::string (*new_prefix)(), std::string_view read, std::string_v
           .markers = {read, write},
           .decide = decide,
           .lower_nodes_only_leave = false,
-          .records_permits = false};
+          .records_permits = false,
+          .kind = kReadWriteKind};
 }
 
 }  // namespace
@@ -82,7 +87,8 @@ const Policy& semaphore_policy() {
                              .markers = {kLease},
                              .decide = &decide_first_n,
                              .lower_nodes_only_leave = true,
-                             .records_permits = true};
+                             .records_permits = true,
+                             .kind = "semaphore"};
   return policy;
 }
 
@@ -120,6 +126,13 @@ const Policy& policy_for(ContenderSpec::Role role, Naming naming) {
       return semaphore_policy();
   }
   return exclusive_policy();
+}
+
+std::string_view other_kind(const Policy& ours, std::string_view child) {
+  const Policy& theirs = policy_of_node(child);
+  if (theirs.new_prefix != ours.new_prefix || theirs.kind == ours.kind) return {};
+  if (!is_orderable_key(sort_key(child, theirs.markers))) return {};
+  return theirs.kind;
 }
 
 const Policy& policy_of_node(std::string_view name) {

@@ -39,6 +39,8 @@ struct Policy {
   bool lower_nodes_only_leave;
   // True when the lock directory records the permits and every contender checks them.
   bool records_permits;
+  // What users call this kind of lock, for errors: "mutex", "read-write lock", "semaphore".
+  std::string_view kind;
 };
 
 // Curator's InterProcessMutex: the first contender holds; every other watches the one before.
@@ -57,6 +59,10 @@ const Policy& kazoo_reader_policy();
 
 // Throws dlock::Error(not_supported) for a semaphore in kazoo's naming.
 const Policy& policy_for(ContenderSpec::Role role, Naming naming);
+// The kind of lock `child` belongs to if it is a well-formed node of another kind than
+// `ours` in the same naming (a semaphore's node where we are a mutex); empty for a node of
+// another library or one that cannot be ordered.
+std::string_view other_kind(const Policy& ours, std::string_view child);
 // The policy a child of a lock directory contends under, judged by its name (for status).
 const Policy& policy_of_node(std::string_view name);
 

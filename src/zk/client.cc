@@ -76,8 +76,12 @@ std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Exec
   if (client->handle_ == nullptr) {
     const int err = errno;
     client->closed_ = true;
-    throw Error(errc::invalid_argument, "cannot use ZooKeeper hosts '" + client->config_.hosts +
-                                            "': " + (err ? std::strerror(err) : "refused"));
+    // The host list was checked for form before; what the C client refuses now is a name
+    // that does not resolve (it reports getaddrinfo's failure as ENOENT or EINVAL).
+    throw Error(errc::invalid_argument,
+                "cannot resolve the ZooKeeper hosts '" + client->config_.hosts + "'" +
+                    (err && err != ENOENT && err != EINVAL ? std::string(": ") + std::strerror(err)
+                                                           : std::string()));
   }
   for (const std::string& credential : client->config_.digest_auth) {
     zoo_add_auth(client->handle_, "digest", credential.data(), static_cast<int>(credential.size()),

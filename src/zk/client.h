@@ -63,7 +63,8 @@ class Client : public std::enable_shared_from_this<Client> {
   using ObserverId = std::uint64_t;
 
   // Starts connecting; does not wait. `listener` runs on the C client's thread and must not
-  // block. Throws dlock::Error(invalid_argument) if the C client refuses the host string.
+  // block. Throws dlock::Error(invalid_argument) if the C client refuses the host string (a
+  // name that does not resolve).
   static std::shared_ptr<Client> open(Config config, std::shared_ptr<detail::Executor> executor,
                                       EventListener listener);
   // Closes the handle if close() was not called.

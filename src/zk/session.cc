@@ -1,7 +1,10 @@
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <future>
+#include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include <dlock/error.h>
@@ -27,6 +30,33 @@ namespace {
 // its tick granularity and for clock drift between the two.
 constexpr double kLossFraction = 0.9;
 
+// Below a second the client would give up on a handshake that is merely slow and reconnect
+// in a loop (at 1 ms, thousands of connections a second); above, the 32-bit field of the
+// protocol ends.
+constexpr std::chrono::milliseconds kShortestSessionTimeout{1000};
+constexpr std::chrono::milliseconds kLongestSessionTimeout{
+    std::numeric_limits<std::int32_t>::max()};
+
+// "host:port" or "[v6]:port", the port from 1 to 65535: refused here with a message naming
+// it, rather than by a connection attempt that can only time out.
+void check_host(std::string_view host) {
+  const std::size_t colon = host.rfind(':');
+  const bool bracketed = host.starts_with('[');
+  if (colon == std::string_view::npos || colon == 0 ||
+      (bracketed && host.substr(0, colon).back() != ']')) {
+    throw Error(errc::invalid_argument, "ZooKeeper host '" + detail::printable(host) +
+                                            "' is not host:port (e.g. 127.0.0.1:2181)");
+  }
+  const std::string_view port = host.substr(colon + 1);
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) {
+    throw Error(errc::invalid_argument, "port '" + detail::printable(port) +
+                                            "' of ZooKeeper host '" + detail::printable(host) +
+                                            "' is not a number from 1 to 65535");
+  }
+}
+
 void check_options(const Options& options) {
   if (options.hosts.empty()) throw Error(errc::invalid_argument, "no ZooKeeper hosts given");
   if (options.hosts.find('/') != std::string::npos) {
@@ -40,9 +70,21 @@ void check_options(const Options& options) {
       throw Error(errc::invalid_argument, std::string("chroot ") + e.what());
     }
   }
+  for (std::string_view rest = options.hosts; !rest.empty();) {
+    const std::size_t comma = rest.find(',');
+    check_host(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
   if (options.session_timeout <= std::chrono::milliseconds::zero() ||
       options.connect_timeout <= std::chrono::milliseconds::zero()) {
     throw Error(errc::invalid_argument, "timeouts must be positive");
+  }
+  if (options.session_timeout < kShortestSessionTimeout ||
+      options.session_timeout > kLongestSessionTimeout) {
+    throw Error(errc::invalid_argument,
+                "session timeout of " + std::to_string(options.session_timeout.count()) +
+                    " ms: give one from 1 s to " + std::to_string(kLongestSessionTimeout.count()) +
+                    " ms (the server then grants one within its own bounds, 2 to 20 ticks)");
   }
 }
 
@@ -50,8 +92,11 @@ void check_options(const Options& options) {
 template <class T>
 class Pending {
  public:
+  // The first value set wins; later ones (a reply after a cancellation) are dropped.
   std::function<void(T)> setter() {
-    return [promise = promise_](T value) { promise->set_value(std::move(value)); };
+    return [state = state_](T value) {
+      std::call_once(state->once, [&] { state->promise.set_value(std::move(value)); });
+    };
   }
   T get(Clock::time_point deadline, const std::string& what) {
     if (future_.wait_until(deadline) != std::future_status::ready) {
@@ -61,8 +106,12 @@ class Pending {
   }
 
  private:
-  std::shared_ptr<std::promise<T>> promise_ = std::make_shared<std::promise<T>>();
-  std::future<T> future_ = promise_->get_future();
+  struct State {
+    std::promise<T> promise;
+    std::once_flag once;
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+  std::future<T> future_ = state_->promise.get_future();
 };
 
 std::string connect_failure(const Options& options) {
@@ -206,13 +255,14 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
   }
 
   // Blocks until the first client connected, or throws.
-  void wait_connected() {
+  void wait_connected(std::stop_token stop) {
     std::shared_ptr<Client> client = client_or_throw();
     Pending<std::error_code> connected;
     client->when_connected(connected.setter());
+    std::stop_callback on_stop(stop, [set = connected.setter()] { set(errc::cancelled); });
     std::error_code ec;
     try {
-      ec = connected.get(Clock::now() + options_.connect_timeout, "");
+      ec = connected.get(detail::deadline_after(options_.connect_timeout), "");
     } catch (const Error&) {
       throw Error(errc::connect_failed, connect_failure(options_));
     }
@@ -270,14 +320,14 @@ Op Op::check(std::string path, int version) {
   return {.kind = Kind::check, .path = std::move(path), .version = version};
 }
 
-std::shared_ptr<Session> Session::connect(Options options) {
+std::shared_ptr<Session> Session::connect(Options options, std::stop_token stop) {
   check_options(options);
   auto impl = std::make_shared<Impl>(std::move(options));
   {
     std::lock_guard lock(impl->mu_);
     impl->open_client_locked();
   }
-  impl->wait_connected();
+  impl->wait_connected(std::move(stop));
   return std::shared_ptr<Session>(new Session(std::move(impl)));
 }
 

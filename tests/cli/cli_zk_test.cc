@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "dlock_process.h"
 #include "fault_proxy.h"
@@ -127,6 +128,103 @@ TEST_F(CliZkTest, OnLostTermIsTheDefault) {
   const Finished f = runner.wait(20s);
   EXPECT_EQ(75, f.status) << f.err;
   EXPECT_TRUE(file_exists(got_term));
+}
+
+// dlock killed while it holds (SIGKILL to dlock alone, or to its whole process group as
+// `timeout -s KILL` sends it): its command, child included, is killed before the session
+// expires, so the next holder, let in by the expiry, never runs alongside it.
+TEST_F(CliZkTest, KillingDlockKillsItsCommandBeforeTheSessionExpires) {
+  const std::string backend = url(ZkServer::shared().connect_string(), "?session_timeout=2s");
+  for (const bool whole_group : {false, true}) {
+    SCOPED_TRACE(whole_group ? "SIGKILL to dlock's process group" : "SIGKILL to dlock");
+    const std::string name = whole_group ? "/killed/group" : "/killed/alone";
+    HolderWithChild holder(
+        [&](std::vector<std::string> args) { return dlock(std::move(args), backend); }, name,
+        dir_.file("pids-" + std::to_string(whole_group)));
+    if (whole_group) {
+      holder.dlock().signal_group(SIGKILL);
+    } else {
+      holder.dlock().signal(SIGKILL);
+    }
+    Process next(dlock({"run", "-w", "30s", name, "-c", holder.print_running_command()}));
+    EXPECT_EQ(128 + SIGKILL, holder.dlock().wait().status);
+    EXPECT_TRUE(eventually([&] { return !holder.command_running(); }, 10s))
+        << "the command outlived dlock";
+    const Finished f = next.wait();
+    EXPECT_EQ(0, f.status) << f.err;
+    EXPECT_EQ("", f.out) << "the next holder ran alongside the killed holder's command";
+    EXPECT_TRUE(eventually([&] { return processes_with_argument(backend).empty(); }, 10s))
+        << "a process of dlock's outlived the command";
+  }
+}
+
+// A signal while dlock connects ends it at once with 128+N, as while it waits for the lock.
+TEST_F(CliZkTest, SignalsEndAConnectAttempt) {
+  FaultProxy proxy(ZkServer::shared().port());
+  proxy.blackhole();
+  const std::string backend = url(proxy.connect_string(), "?connect_timeout=60s");
+  for (const int signal : {SIGTERM, SIGINT}) {
+    Process attempt(dlock({"run", "/x", "--", "true"}, backend));
+    std::this_thread::sleep_for(300ms);
+    attempt.signal(signal);
+    EXPECT_EQ(128 + signal, attempt.wait(10s).status);
+  }
+  for (const std::vector<std::string>& query :
+       {std::vector<std::string>{"status", "/x"}, std::vector<std::string>{"list", "/"}}) {
+    Process attempt(dlock(query, backend));
+    std::this_thread::sleep_for(300ms);
+    attempt.signal(SIGTERM);
+    EXPECT_EQ(128 + SIGTERM, attempt.wait(10s).status) << query[0];
+  }
+}
+
+// A name in use as another kind of lock is refused with one clear error on every backend
+// (cli_test.cc has the same for files); so is a semaphore of other permits.
+TEST_F(CliZkTest, AnotherKindOfLockOnTheNameIsRefused) {
+  auto semaphore = hold("/kinds/m", {"--max", "2"});
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{}, std::vector<std::string>{"--shared"}}) {
+    std::vector<std::string> args = {"run", "-n"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"/kinds/m", "--", "true"});
+    const Finished f = run(dlock(args));
+    EXPECT_EQ(65, f.status) << f.err;
+    EXPECT_NE(std::string::npos, f.err.find("in use as a semaphore")) << f.err;
+  }
+  const Finished more = run(dlock({"run", "-n", "--max", "3", "/kinds/m", "--", "true"}));
+  EXPECT_EQ(65, more.status) << more.err;
+  EXPECT_NE(std::string::npos, more.err.find("has 2 permits; this handle asked for 3")) << more.err;
+  auto exclusive = hold("/kinds/x");
+  const Finished f = run(dlock({"run", "-n", "--max", "2", "/kinds/x", "--", "true"}));
+  EXPECT_EQ(65, f.status) << f.err;
+  EXPECT_NE(std::string::npos, f.err.find("not a semaphore")) << f.err;
+  stop(semaphore);
+  stop(exclusive);
+}
+
+// The library's own words reach the user, with the status the table promises.
+TEST_F(CliZkTest, LibraryMessagesAndTheirStatuses) {
+  const std::string hosts = ZkServer::shared().connect_string();
+  const Finished no_chroot =
+      run(dlock({"run", "/x", "--", "true"}, "zk://" + hosts + chroot_ + "/not-created"));
+  EXPECT_EQ(78, no_chroot.status) << no_chroot.err;
+  EXPECT_NE(std::string::npos, no_chroot.err.find("is the chroot created?")) << no_chroot.err;
+  const struct {
+    std::string url;
+    const char* message;
+  } bad_urls[] = {
+      {"zk://127.0.0.1:65536", "is not a number from 1 to 65535"},
+      {"zk://127.0.0.1", "is not host:port"},
+      {"zk://" + hosts + "?session_timeout=1ms", "from 1 s"},
+      {"zk://no-such-host.invalid:2181", "cannot resolve"},
+  };
+  for (const auto& bad : bad_urls) {
+    const auto start = std::chrono::steady_clock::now();
+    const Finished f = run(dlock({"run", "/x", "--", "true"}, bad.url));
+    EXPECT_EQ(78, f.status) << bad.url << ": " << f.err;
+    EXPECT_NE(std::string::npos, f.err.find(bad.message)) << f.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 4s) << bad.url << " was tried, not refused";
+  }
 }
 
 }  // namespace

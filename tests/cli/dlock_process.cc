@@ -67,6 +67,8 @@ Process::~Process() {
 
 void Process::signal(int sig) const { kill(pid_, sig); }
 
+void Process::signal_group(int sig) const { killpg(pid_, sig); }
+
 bool Process::running() {
   if (reaped_) return false;
   if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
@@ -132,6 +134,61 @@ std::unique_ptr<Process> start_holder(
   auto holder = std::make_unique<Process>(dlock_command(std::move(args)));
   EXPECT_TRUE(eventually([&] { return file_exists(marker); })) << "holder never got " << name;
   return holder;
+}
+
+void stop_holder(std::unique_ptr<Process>& holder) {
+  holder->signal(SIGTERM);
+  EXPECT_EQ(128 + SIGTERM, holder->wait().status);
+  holder.reset();
+}
+
+bool process_running(pid_t pid) {
+  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  // "PID (COMM) STATE ...", where COMM may itself contain ") ".
+  const std::size_t end_of_name = stat.rfind(')');
+  if (end_of_name == std::string::npos || end_of_name + 2 >= stat.size()) return false;
+  const char state = stat[end_of_name + 2];
+  return state != 'Z' && state != 'X';
+}
+
+std::vector<pid_t> processes_with_argument(const std::string& argument) {
+  std::vector<pid_t> found;
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ignored)) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::stringstream cmdline(read_file(entry.path() / "cmdline"));
+    for (std::string arg; std::getline(cmdline, arg, '\0');) {
+      if (arg == argument) {
+        found.push_back(std::stoi(name));
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+HolderWithChild::HolderWithChild(
+    const std::function<std::vector<std::string>(std::vector<std::string>)>& dlock_command,
+    const std::string& name, const std::string& pid_file) {
+  dlock_ = std::make_unique<Process>(
+      dlock_command({"run", name, "--", "sh", "-c",
+                     "sleep 30 & echo $$ $! > " + pid_file + ".new && mv " + pid_file + ".new " +
+                         pid_file + "; wait"}));
+  EXPECT_TRUE(eventually([&] { return file_exists(pid_file); })) << "holder never got " << name;
+  std::istringstream(read_file(pid_file)) >> shell_ >> child_;
+}
+
+HolderWithChild::~HolderWithChild() {
+  for (const pid_t pid : {child_, shell_}) {
+    if (pid > 0 && process_running(pid)) kill(pid, SIGKILL);
+  }
+}
+
+std::string HolderWithChild::print_running_command() const {
+  return "for p in " + std::to_string(shell_) + " " + std::to_string(child_) +
+         "; do case $(cut -d' ' -f3 /proc/$p/stat 2>/dev/null) in ''|Z|X) ;; *) echo $p is "
+         "running;; esac; done";
 }
 
 }  // namespace dlock::test

@@ -30,6 +30,8 @@ class Process {
 
   pid_t pid() const { return pid_; }
   void signal(int sig) const;
+  // Sends `sig` to the process's whole group, as timeout(1) does when time is up.
+  void signal_group(int sig) const;
   // Waits for the end, at most `timeout` (then kills it and fails the test).
   Finished wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   bool running();
@@ -73,6 +75,41 @@ std::unique_ptr<Process> start_holder(
     const std::function<std::vector<std::string>(std::vector<std::string>)>& dlock_command,
     const std::string& name, const std::vector<std::string>& options, const std::string& marker);
 std::string read_file(const std::string& path);
+
+// Ends a holder from start_holder as an operator would: SIGTERM, which dlock forwards to its
+// command. The lock is free when this returns; after SIGKILL it would be free only once dlock's
+// watchdog had killed the command too.
+void stop_holder(std::unique_ptr<Process>& holder);
+
+// True while `pid` runs: it exists and is not a zombie (dead, waiting for its parent).
+bool process_running(pid_t pid);
+// The running processes that have `argument` among their command-line arguments.
+std::vector<pid_t> processes_with_argument(const std::string& argument);
+
+// `dlock run NAME` whose command is a shell that starts a child and waits for it: two processes
+// in the command's process group, the child out of reach of anything aimed at the shell alone.
+// The constructor waits (bounded) until both run; the destructor kills whichever still runs, so
+// that a failing test leaves nothing behind.
+class HolderWithChild {
+ public:
+  HolderWithChild(
+      const std::function<std::vector<std::string>(std::vector<std::string>)>& dlock_command,
+      const std::string& name, const std::string& pid_file);
+  ~HolderWithChild();
+  HolderWithChild(const HolderWithChild&) = delete;
+  HolderWithChild& operator=(const HolderWithChild&) = delete;
+
+  Process& dlock() { return *dlock_; }
+  bool command_running() const { return process_running(shell_) || process_running(child_); }
+  // A shell command that prints "PID is running" for each of the two that still runs: the
+  // command of a later holder, to tell whether this one's ran alongside it.
+  std::string print_running_command() const;
+
+ private:
+  std::unique_ptr<Process> dlock_;
+  pid_t shell_ = 0;
+  pid_t child_ = 0;
+};
 
 }  // namespace dlock::test
 

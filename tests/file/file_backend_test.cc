@@ -117,9 +117,50 @@ TEST_F(FileBackendTest, SemaphoreAdmitsPermitsHolders) {
     wrong.try_lock();
     FAIL() << "permits that disagree were accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(make_error_code(errc::invalid_argument), e.code());
+    EXPECT_EQ(make_error_code(errc::lock_mismatch), e.code());
     EXPECT_NE(std::string::npos, std::string(e.what()).find("2 permits")) << e.what();
   }
+}
+
+// A semaphore and a mutex never share a name; once nobody uses it, its kind may change, and
+// so may a semaphore's permits.
+TEST_F(FileBackendTest, AnotherKindOfLockOnTheNameIsRefusedUntilItIsFree) {
+  const auto refused = [](auto& handle, const std::string& found) {
+    try {
+      (void)handle.try_lock();
+      ADD_FAILURE() << "two kinds of lock held one name";
+    } catch (const Error& e) {
+      EXPECT_EQ(make_error_code(errc::lock_mismatch), e.code()) << e.what();
+      EXPECT_NE(std::string::npos, std::string(e.what()).find(found)) << e.what();
+    }
+  };
+  {
+    Semaphore pool(backend_, "/k", 2);
+    ASSERT_TRUE(pool.try_lock());
+    Mutex mutex(backend_, "/k");
+    refused(mutex, "in use as a semaphore");
+    SharedMutex rw(backend_, "/k");
+    refused(rw, "in use as a semaphore");
+    EXPECT_THROW((void)rw.try_lock_shared(), Error);
+  }
+  Mutex mutex(backend_, "/k");
+  ASSERT_TRUE(mutex.try_lock());
+  Semaphore pool(backend_, "/k", 3);
+  refused(pool, "not a semaphore");
+  mutex.unlock();
+  EXPECT_TRUE(pool.try_lock());
+}
+
+// A name with a component too long for a file name is refused before anything is created.
+TEST_F(FileBackendTest, AComponentTooLongLeavesNoDirectory) {
+  try {
+    Mutex mutex(backend_, "/parent/" + std::string(256, 'c'));
+    (void)mutex.try_lock();
+    ADD_FAILURE() << "a 256-byte component was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(make_error_code(errc::invalid_path), e.code()) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/parent"));
 }
 
 TEST_F(FileBackendTest, TokensIncreasePerLock) {

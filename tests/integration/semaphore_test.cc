@@ -34,11 +34,40 @@ TEST_F(SemaphoreTest, ProcessesThatDisagreeOnThePermitsGetAClearError) {
     four.lock();
     ADD_FAILURE() << "a handle with 4 permits joined a semaphore of 3";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), errc::invalid_argument);
+    EXPECT_EQ(e.code(), errc::lock_mismatch);
     EXPECT_NE(std::string(e.what()).find("has 3 permits"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(eventually([&] { return contenders("/pool").size() == 1; }));
   EXPECT_THROW(Semaphore(session, "/pool", 0), Error);
+}
+
+// Pitfall: kinds mixed on one path. Each refuses the other with lock_mismatch naming the kind
+// it found, and leaves no node behind.
+TEST_F(SemaphoreTest, AnotherKindOfLockOnThePathIsRefusedByName) {
+  auto session = connect();
+  const auto refused = [&](auto& handle, const std::string& path, const std::string& found) {
+    try {
+      (void)handle.try_lock_for(5s);
+      ADD_FAILURE() << "two kinds of lock held " << path;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::lock_mismatch) << e.what();
+      EXPECT_NE(std::string(e.what()).find(found), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(eventually([&] { return contenders(path).size() == 1; })) << path;
+  };
+  Semaphore pool(session, "/kinds/pool", 2);
+  std::lock_guard pool_held(pool);
+  Mutex mutex_on_pool(session, "/kinds/pool");
+  refused(mutex_on_pool, "/kinds/pool", "in use as a semaphore, not a mutex");
+  SharedMutex rw_on_pool(session, "/kinds/pool");
+  refused(rw_on_pool, "/kinds/pool", "in use as a semaphore, not a read-write lock");
+
+  Mutex mutex(session, "/kinds/mutex");
+  std::lock_guard mutex_held(mutex);
+  SharedMutex rw_on_mutex(session, "/kinds/mutex");
+  refused(rw_on_mutex, "/kinds/mutex", "in use as a mutex, not a read-write lock");
+  Semaphore pool_on_mutex(session, "/kinds/mutex", 2);
+  refused(pool_on_mutex, "/kinds/mutex", "not a semaphore");
 }
 
 // One release wakes one waiter: the one `permits` places behind the releaser.

@@ -51,6 +51,49 @@ TEST_F(SessionTest, BadOptionsAreRefusedWithAClearError) {
                        errc::invalid_argument, "positive");
   expect_connect_error({.hosts = "no-such-host.invalid:2181", .connect_timeout = 500ms},
                        errc::invalid_argument, "no-such-host.invalid");
+  // Refused before any connection: out-of-range numbers must not reach the network.
+  expect_connect_error({.hosts = "127.0.0.1:65536"}, errc::invalid_argument, "1 to 65535");
+  expect_connect_error({.hosts = "127.0.0.1:0"}, errc::invalid_argument, "1 to 65535");
+  expect_connect_error({.hosts = server().connect_string() + ",127.0.0.1"}, errc::invalid_argument,
+                       "not host:port");
+  expect_connect_error({.hosts = server().connect_string(), .session_timeout = 1ms},
+                       errc::invalid_argument, "from 1 s");
+  expect_connect_error({.hosts = server().connect_string(), .session_timeout = 24h * 30},
+                       errc::invalid_argument, "from 1 s");
+}
+
+// Durations too long for the clock mean "no limit", not an overflow into the past.
+TEST_F(SessionTest, TheLongestDurationsSaturate) {
+  auto session = connect({.connect_timeout = std::chrono::milliseconds::max()});
+  EXPECT_EQ(session->state(), zk::SessionState::connected);
+  Mutex holder(session, "/locks/x");
+  Mutex waiter(session, "/locks/x");
+  holder.lock();
+  auto waited = std::async(std::launch::async,
+                           [&] { return waiter.try_lock_for(std::chrono::hours::max()); });
+  EXPECT_EQ(std::future_status::timeout, waited.wait_for(500ms)) << "gave up at once";
+  holder.unlock();
+  EXPECT_TRUE(waited.get());
+}
+
+// A connection attempt ends as soon as its stop token fires.
+TEST_F(SessionTest, AConnectAttemptCanBeCancelled) {
+  FaultProxy silent(server().port());
+  silent.blackhole();
+  std::stop_source stop;
+  auto attempt = std::async(std::launch::async, [&] {
+    zk::Session::connect({.hosts = silent.connect_string(), .connect_timeout = 60s},
+                         stop.get_token());
+  });
+  EXPECT_EQ(std::future_status::timeout, attempt.wait_for(200ms));
+  stop.request_stop();
+  ASSERT_EQ(std::future_status::ready, attempt.wait_for(10s)) << "cancel was not heard";
+  try {
+    attempt.get();
+    ADD_FAILURE() << "connected through a black hole";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::cancelled) << e.what();
+  }
 }
 
 TEST_F(SessionTest, LocksLiveUnderTheChroot) {

@@ -51,7 +51,10 @@ TEST_P(InvalidPathTest, ThrowsInvalidPathNamingIt) {
     ADD_FAILURE() << "accepted " << testing::PrintToString(path);
   } catch (const dlock::Error& e) {
     EXPECT_EQ(e.code(), dlock::errc::invalid_path);
-    EXPECT_NE(std::string(e.what()).find("'" + path + "'"), std::string::npos) << e.what();
+    // Named as it is safe to print (see Printable below).
+    EXPECT_NE(std::string(e.what()).find("'" + dlock::detail::printable(path) + "'"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -86,6 +89,16 @@ TEST(PathPrefixes, ListsEveryAncestorAndThePath) {
   EXPECT_EQ(path_prefixes("/a/b/c"), (std::vector<std::string>{"/a", "/a/b", "/a/b/c"}));
   EXPECT_EQ(path_prefixes("/locks/orders"), (std::vector<std::string>{"/locks", "/locks/orders"}));
   EXPECT_EQ(path_prefixes("/a"), (std::vector<std::string>{"/a"}));
+}
+
+// Names in messages: a terminal never receives a control byte, nor ten thousand bytes.
+TEST(Printable, EscapesControlBytesAndCutsLongText) {
+  using dlock::detail::printable;
+  EXPECT_EQ(printable("/jobs/nightly"), "/jobs/nightly");
+  EXPECT_EQ(printable("/caf\xc3\xa9"), "/caf\xc3\xa9");  // UTF-8 passes
+  EXPECT_EQ(printable("/a\x1b[2J\n"), "/a\\x1b[2J\\x0a");
+  EXPECT_EQ(printable("/\xff\xc2\x9b"), "/\\xff\\xc2\\x9b");  // not UTF-8; C1 control
+  EXPECT_EQ(printable(std::string(10000, 'n'), 4), "nnnn... (10000 bytes)");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include <dlock/clock.h>
 #include <dlock/error.h>
 #include <dlock/lease.h>
 #include <dlock/mutex.h>
@@ -125,7 +126,7 @@ TEST(Error, MapsToStandardConditions) {
 
 TEST(Error, EveryCodeHasAMessage) {
   constexpr int kFirst = static_cast<int>(dlock::errc::invalid_path);
-  constexpr int kLast = static_cast<int>(dlock::errc::backend_failure);
+  constexpr int kLast = static_cast<int>(dlock::errc::lock_mismatch);
   static_assert(kFirst == 1);
   for (int value = kFirst; value <= kLast; ++value) {
     const std::string message = make_error_code(static_cast<dlock::errc>(value)).message();
@@ -134,6 +135,28 @@ TEST(Error, EveryCodeHasAMessage) {
   }
   // The check above can tell: a value past the last is unknown.
   EXPECT_EQ(make_error_code(static_cast<dlock::errc>(kLast + 1)).message().rfind("unknown", 0), 0u);
+}
+
+// Timed calls take any duration: past the clock's range it is no deadline at all.
+TEST(Deadlines, SaturateInsteadOfOverflowing) {
+  using dlock::Clock;
+  using dlock::detail::deadline_after;
+  using dlock::detail::to_steady;
+  EXPECT_EQ(Clock::time_point::max(), deadline_after(std::chrono::hours::max()));
+  EXPECT_EQ(Clock::time_point::max(), deadline_after(std::chrono::milliseconds::max()));
+  EXPECT_EQ(Clock::time_point::max(), deadline_after(std::chrono::duration<double>(1e300)));
+  const auto before = Clock::now();
+  EXPECT_GT(to_steady(std::chrono::system_clock::time_point::max()) - before,
+            std::chrono::hours(24 * 365 * 100));
+  const auto past = deadline_after(std::chrono::hours::min());
+  const auto past_system = to_steady(std::chrono::system_clock::time_point::min());
+  const auto after = Clock::now();
+  EXPECT_GE(past, before);
+  EXPECT_LE(past, after);
+  EXPECT_LE(past_system, after);
+  const auto soon = deadline_after(std::chrono::seconds(5));
+  EXPECT_GE(soon - before, std::chrono::seconds(5));
+  EXPECT_LT(soon - before, std::chrono::seconds(60));
 }
 
 }  // namespace

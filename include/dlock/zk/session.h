@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -73,9 +74,11 @@ struct Op {
 class Session : public Backend {
  public:
   // Connects and waits for the session. Throws dlock::Error: invalid_argument (empty or
-  // malformed hosts, a chroot that is not an absolute path), connect_failed (no server of
-  // `hosts` answered within connect_timeout; the message names them), auth_failed.
-  static std::shared_ptr<Session> connect(Options options);
+  // malformed hosts, a port outside 1-65535, a chroot that is not an absolute path, a session
+  // timeout outside 1 s to 2^31-1 ms), connect_failed (no server of `hosts` answered within
+  // connect_timeout, or none of them resolves; the message names them), auth_failed,
+  // cancelled (`stop` fired first).
+  static std::shared_ptr<Session> connect(Options options, std::stop_token stop = {});
   ~Session() override;
 
   SessionState state() const noexcept;

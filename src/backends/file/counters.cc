@@ -45,10 +45,4 @@ std::uint64_t next_token(const std::string& lock_dir) {
                        [](std::uint64_t last) { return last + 1; });
 }
 
-std::uint32_t agree_permits(const std::string& lock_dir, std::uint32_t permits) {
-  return static_cast<std::uint32_t>(
-      update_number(lock_dir + "/" + std::string(kPermitsFile),
-                    [permits](std::uint64_t recorded) { return recorded ? recorded : permits; }));
-}
-
 }  // namespace dlock::file_backend

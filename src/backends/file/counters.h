@@ -1,5 +1,5 @@
 // The per-lock numbers kept in small files, each changed under its own flock: the fencing-token
-// counter and a semaphore's agreed permits.
+// counter.
 #ifndef DLOCK_SRC_BACKENDS_FILE_COUNTERS_H_
 #define DLOCK_SRC_BACKENDS_FILE_COUNTERS_H_
 
@@ -12,10 +12,6 @@ namespace dlock::file_backend {
 // holder ever). Synced to disk before it returns, so a token is never handed out twice even
 // across a crash of the host (on a persistent file system). Throws as throw_errno.
 std::uint64_t next_token(const std::string& lock_dir);
-
-// Records `permits` for the semaphore in `lock_dir` if none is recorded yet. Returns the
-// number recorded (the caller's, or an earlier caller's that disagrees). Throws as throw_errno.
-std::uint32_t agree_permits(const std::string& lock_dir, std::uint32_t permits);
 
 }  // namespace dlock::file_backend
 

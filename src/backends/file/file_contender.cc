@@ -19,6 +19,7 @@
 #include "posix.h"
 #include "process_table.h"
 #include "records.h"
+#include "shape.h"
 
 namespace dlock::file_backend {
 
@@ -74,18 +75,23 @@ std::string context_of(const Error& e) {
 
 class FileHolding : public detail::Holding {
  public:
-  FileHolding(FileLock lock, Record record, std::uint64_t token)
-      : Holding(record.path(), token), lock_(std::move(lock)), record_(std::move(record)) {}
+  FileHolding(FileLock lock, ShapeClaim shape, Record record, std::uint64_t token)
+      : Holding(record.path(), token),
+        lock_(std::move(lock)),
+        shape_(std::move(shape)),
+        record_(std::move(record)) {}
 
  protected:
   void do_release() noexcept override {
     record_.remove();  // first, so that status() never shows a holder that has gone
     lock_.fd.reset();
     lock_.claim.reset();
+    shape_ = ShapeClaim();
   }
 
  private:
   FileLock lock_;
+  ShapeClaim shape_;
   Record record_;
 };
 
@@ -143,18 +149,11 @@ class FileContender::Attempt : public std::enable_shared_from_this<Attempt> {
   // The holding if the lock was free, null if not. Throws dlock::Error.
   std::shared_ptr<detail::Holding> try_take() {
     const std::string& dir = site_->dir;
-    if (!prepared_) {
+    if (!shape_) {
       make_directories(dir);
       open_lock_file(dir + "/" + std::string(kLockFile));  // marks the directory as a lock
-      if (site_->spec.role == ContenderSpec::Role::semaphore) {
-        const std::uint32_t recorded = agree_permits(dir, site_->spec.permits);
-        if (recorded != site_->spec.permits) {
-          throw Error(errc::invalid_argument, "the semaphore has " + std::to_string(recorded) +
-                                                  " permits, not " +
-                                                  std::to_string(site_->spec.permits));
-        }
-      }
-      prepared_ = true;
+      const bool semaphore = site_->spec.role == ContenderSpec::Role::semaphore;
+      shape_ = ShapeClaim::join(dir, semaphore ? site_->spec.permits : 0);
     }
     std::optional<FileLock> lock;
     switch (site_->spec.role) {
@@ -175,13 +174,15 @@ class FileContender::Attempt : public std::enable_shared_from_this<Attempt> {
     const std::uint64_t token = next_token(dir);
     Record record = Record::publish(dir + "/" + std::string(kHoldersDir), padded(token),
                                     detail::encode_holder_data(site_->label));
-    return std::make_shared<FileHolding>(std::move(*lock), std::move(record), token);
+    return std::make_shared<FileHolding>(std::move(*lock), std::move(*shape_), std::move(record),
+                                         token);
   }
 
   void finish(detail::Outcome outcome) {
     if (finished_) return;
     finished_ = true;
     waiting_.remove();
+    shape_.reset();
     on_stop_.reset();
     Done done = std::move(done_);
     done(std::move(outcome));
@@ -193,7 +194,7 @@ class FileContender::Attempt : public std::enable_shared_from_this<Attempt> {
   Done done_;
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   bool finished_ = false;
-  bool prepared_ = false;
+  std::optional<ShapeClaim> shape_;  // from the first try on
   Record waiting_;
   Clock::duration backoff_ = std::chrono::duration_cast<Clock::duration>(kFirstPoll);
 };

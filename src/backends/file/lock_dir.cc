@@ -2,6 +2,10 @@
 
 #include <cstdio>
 
+#include <dlock/error.h>
+
+#include "../../lock_path.h"
+
 namespace dlock::file_backend {
 
 namespace {
@@ -52,8 +56,17 @@ std::string lock_dir_of(std::string_view root, std::string_view path) {
   while (start < path.size()) {
     std::size_t end = path.find('/', start);
     if (end == std::string_view::npos) end = path.size();
+    const std::string component = escape_component(path.substr(start, end - start));
+    // Refused before anything is created: a directory made for the components before it
+    // would stay behind empty.
+    if (component.size() > kLongestComponent) {
+      throw Error(errc::invalid_path, "'" + detail::printable(path) + "': a component is " +
+                                          std::to_string(component.size()) +
+                                          " bytes once escaped; file names hold " +
+                                          std::to_string(kLongestComponent));
+    }
     dir += '/';
-    dir += escape_component(path.substr(start, end - start));
+    dir += component;
     start = end + 1;
   }
   return dir;

@@ -3,7 +3,8 @@
 //   <root>/jobs/nightly/          the lock "/jobs/nightly"
 //     .lock                       flock target of Mutex and SharedMutex; marks a lock dir
 //     .token                      the fencing-token counter
-//     .permits, .slot-<i>         a semaphore's agreed permits and its slot files
+//     .shape, .users              what the name is in use as, and who uses it (shape.h)
+//     .slot-<i>                   a semaphore's slot files
 //     .holders/<token>            one record per holder (see records.h)
 //     .waiters/<time>-<pid>-<n>   one record per waiter
 //
@@ -20,7 +21,8 @@ namespace dlock::file_backend {
 
 inline constexpr std::string_view kLockFile = ".lock";
 inline constexpr std::string_view kTokenFile = ".token";
-inline constexpr std::string_view kPermitsFile = ".permits";
+inline constexpr std::string_view kShapeFile = ".shape";
+inline constexpr std::string_view kUsersFile = ".users";
 inline constexpr std::string_view kHoldersDir = ".holders";
 inline constexpr std::string_view kWaitersDir = ".waiters";
 
@@ -28,7 +30,11 @@ std::string escape_component(std::string_view component);
 // The inverse of escape_component; text that is not a valid escape is kept as it is.
 std::string unescape_component(std::string_view name);
 
-// "/a/.b" under "/root" -> "/root/a/%2Eb". `path` must be a valid lock path (or "/").
+// Longest file name the backend writes (NAME_MAX of Linux's file systems).
+inline constexpr std::size_t kLongestComponent = 255;
+
+// "/a/.b" under "/root" -> "/root/a/%2Eb". `path` must be a valid lock path (or "/"). Throws
+// dlock::Error(invalid_path) if an escaped component is longer than kLongestComponent.
 std::string lock_dir_of(std::string_view root, std::string_view path);
 // "a/%2Eb" (relative to the root) -> "/a/.b".
 std::string lock_path_of(std::string_view relative_dir);

@@ -1,0 +1,43 @@
+// The clock dlock measures deadlines with, and the conversions every timed call shares.
+#ifndef DLOCK_CLOCK_H_
+#define DLOCK_CLOCK_H_
+
+#include <chrono>
+#include <type_traits>
+
+namespace dlock {
+
+using Clock = std::chrono::steady_clock;
+
+namespace detail {
+
+// Now plus `timeout`, saturated: a timeout too long for the clock (hours::max(), a hundred
+// years) is no deadline at all, and one at or below zero is a deadline already reached.
+// Plain addition would overflow into the past and turn "wait forever" into "fail at once".
+template <class Rep, class Period>
+Clock::time_point deadline_after(const std::chrono::duration<Rep, Period>& timeout) {
+  const Clock::time_point now = Clock::now();
+  if (timeout <= timeout.zero()) return now;
+  // Compared in floating point: neither side may be converted to the other's type unchecked.
+  using Seconds = std::chrono::duration<long double>;
+  if (Seconds(timeout) >= Seconds(Clock::time_point::max() - now)) return Clock::time_point::max();
+  return now + std::chrono::ceil<Clock::duration>(timeout);
+}
+
+// Converts a deadline on any clock to the steady clock, saturated as deadline_after().
+template <class C, class Duration>
+Clock::time_point to_steady(const std::chrono::time_point<C, Duration>& t) {
+  if constexpr (std::is_same_v<C, Clock>) {
+    return std::chrono::time_point_cast<Clock::duration>(t);
+  } else {
+    const auto now = C::now();
+    if (t <= now) return Clock::now();
+    // t - now cannot overflow here: both are on one clock and t > now.
+    return deadline_after(t - now);
+  }
+}
+
+}  // namespace detail
+}  // namespace dlock
+
+#endif  // DLOCK_CLOCK_H_
