@@ -86,11 +86,19 @@ class Backend : public std::enable_shared_from_this<Backend> {
     return list(prefix, detail::deadline_after(kStatusTimeout));
   }
 
-  // For the lock handles: one contender at `path`. Throws dlock::Error: invalid_path for a
-  // path the backend cannot name, not_supported for a role it cannot offer honestly.
+  // For the lock handles: one contender at `path`. The handle has already checked what every
+  // backend shares (a valid lock path, the label's length, permits of at least 1). Throws
+  // dlock::Error: invalid_path for a path this backend cannot name, not_supported for a role
+  // it cannot offer honestly.
   virtual std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                             const ContenderSpec& spec,
                                                             const LockOptions& options) = 0;
+  // The least time between a lock's lost() firing and the server being able to give that
+  // lock to someone else: what a holder has to stop writing (the dlock command sends its
+  // command SIGKILL within half of it). Empty for backends whose locks are not lost while the
+  // process lives (files).
+  virtual std::optional<std::chrono::milliseconds> loss_notice() const noexcept;
+
   // The executor that runs user callbacks for handles of this backend.
   virtual detail::Executor& executor() noexcept = 0;
 

@@ -13,6 +13,7 @@
 #include <dlock/backend.h>
 #include <dlock/clock.h>
 #include <dlock/lease.h>
+#include <dlock/timed_lock.h>
 
 namespace dlock {
 
@@ -31,7 +32,7 @@ class LockHandle;
 //
 // Thread safety: all members may be called concurrently; a second attempt while one is in
 // flight or held fails with errc::already_locked.
-class BasicLock {
+class BasicLock : public detail::TimedLock<BasicLock> {
  public:
   BasicLock(const BasicLock&) = delete;
   BasicLock& operator=(const BasicLock&) = delete;
@@ -49,14 +50,7 @@ class BasicLock {
   // One look, no waiting: true if the lock was free and is now held. On ZooKeeper a busy lock
   // costs one read and no write. Throws as lock() for everything but contention.
   bool try_lock();
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until(detail::deadline_after(timeout), std::stop_token{});
-  }
-  template <class C, class Duration>
-  bool try_lock_until(const std::chrono::time_point<C, Duration>& deadline) {
-    return try_lock_until(detail::to_steady(deadline), std::stop_token{});
-  }
+  using detail::TimedLock<BasicLock>::try_lock_until;
   // False on timeout; throws dlock::Error(cancelled) once `stop` is triggered, and as lock().
   bool try_lock_until(Clock::time_point deadline, std::stop_token stop);
 

@@ -16,6 +16,7 @@
 
 #include <dlock/basic_lock.h>
 #include <dlock/mutex.h>
+#include <dlock/timed_lock.h>
 
 namespace dlock {
 
@@ -26,7 +27,7 @@ namespace dlock {
 //
 // Errors are those of BasicLock (see basic_lock.h); the constructor throws invalid_path and
 // invalid_argument (no path, or one path twice). Thread safety: as BasicLock.
-class MultiLock {
+class MultiLock : public detail::TimedLock<MultiLock> {
  public:
   MultiLock(std::shared_ptr<Backend> backend, std::vector<std::string> paths,
             LockOptions options = {});
@@ -37,14 +38,7 @@ class MultiLock {
   void lock();
   void lock(std::stop_token stop);
   bool try_lock();
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until(detail::deadline_after(timeout), std::stop_token{});
-  }
-  template <class C, class Duration>
-  bool try_lock_until(const std::chrono::time_point<C, Duration>& deadline) {
-    return try_lock_until(detail::to_steady(deadline), std::stop_token{});
-  }
+  using detail::TimedLock<MultiLock>::try_lock_until;
   bool try_lock_until(Clock::time_point deadline, std::stop_token stop);
   void unlock() noexcept;
 

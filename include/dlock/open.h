@@ -14,7 +14,6 @@
 #include <string_view>
 
 #include <dlock/backend.h>
-#include <dlock/zk/session.h>
 
 namespace dlock {
 
@@ -47,10 +46,6 @@ struct OpenOptions {
 std::shared_ptr<Backend> open(std::string_view url, const OpenOptions& options);
 // As open(url, {.connect_timeout = connect_timeout}).
 std::shared_ptr<Backend> open(std::string_view url, std::chrono::milliseconds connect_timeout);
-
-// The session options a zk:// URL stands for, without connecting. Throws dlock::Error
-// (invalid_argument) as open().
-zk::Options parse_zk_url(std::string_view url);
 
 // Reads a duration: a non-negative decimal number with a unit, "500ms", "30s", "1.5s", "5m",
 // "1h", "2d"; a bare number counts seconds (as flock(1) reads "-w 2.5"). Rounded up to whole

@@ -13,6 +13,7 @@
 #include <string>
 
 #include <dlock/basic_lock.h>
+#include <dlock/timed_lock.h>
 
 namespace dlock {
 
@@ -27,7 +28,8 @@ namespace dlock {
 // downgrade() to go from write to read without letting a queued writer in.
 //
 // Errors are those of BasicLock (see basic_lock.h). Thread safety: as BasicLock.
-class SharedMutex {
+class SharedMutex : public detail::TimedLock<SharedMutex>,
+                    public detail::SharedTimedLock<SharedMutex> {
  public:
   // Throws dlock::Error(invalid_path).
   SharedMutex(std::shared_ptr<Backend> backend, std::string path, LockOptions options = {});
@@ -39,14 +41,7 @@ class SharedMutex {
   void lock();
   void lock(std::stop_token stop);
   bool try_lock();
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_until(detail::deadline_after(timeout), std::stop_token{});
-  }
-  template <class C, class Duration>
-  bool try_lock_until(const std::chrono::time_point<C, Duration>& deadline) {
-    return try_lock_until(detail::to_steady(deadline), std::stop_token{});
-  }
+  using detail::TimedLock<SharedMutex>::try_lock_until;
   bool try_lock_until(Clock::time_point deadline, std::stop_token stop);
   void unlock() noexcept;
 
@@ -54,14 +49,7 @@ class SharedMutex {
   void lock_shared();
   void lock_shared(std::stop_token stop);
   bool try_lock_shared();
-  template <class Rep, class Period>
-  bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout) {
-    return try_lock_shared_until(detail::deadline_after(timeout), std::stop_token{});
-  }
-  template <class C, class Duration>
-  bool try_lock_shared_until(const std::chrono::time_point<C, Duration>& deadline) {
-    return try_lock_shared_until(detail::to_steady(deadline), std::stop_token{});
-  }
+  using detail::SharedTimedLock<SharedMutex>::try_lock_shared_until;
   bool try_lock_shared_until(Clock::time_point deadline, std::stop_token stop);
   void unlock_shared() noexcept;
 

@@ -67,6 +67,7 @@ ChildProcess ChildProcess::spawn(const ChildSpec& spec) {
   const int announce_fd = watchdog.announce_fd();
 
   // exec() failures come back through this pipe; a successful exec closes it (O_CLOEXEC).
+  // Made after the watchdog's fork: a copy of its write end there would never close.
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) {
     throw SpawnError(kOsError, std::string("pipe: ") + std::strerror(errno));

@@ -10,8 +10,8 @@
 #include <dlock/dlock.h>
 #include <dlock/open.h>
 
+#include "core/lock_path.h"
 #include "exit_status.h"
-#include "lock_path.h"
 #include "report.h"
 #include "run_command.h"
 

@@ -15,8 +15,8 @@
 #include <dlock/open.h>
 
 #include "child_process.h"
+#include "core/lock_path.h"
 #include "exit_status.h"
-#include "lock_path.h"
 #include "signals.h"
 #include "wait_line.h"
 
@@ -28,11 +28,6 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kStatusInterval{500};
 constexpr std::size_t kLongestMessage = 1000;
-// On ZooKeeper lost() fires at 0.9 of the session timeout without word from the server, and
-// the server may expire the session (and grant the lock to the next waiter) at 1.0. The
-// default grace between SIGTERM and SIGKILL is half of that margin, so the command is dead
-// before anyone else can hold the lock.
-constexpr double kZkGraceFraction = 0.05;
 constexpr milliseconds kDefaultGrace{5000};  // backends whose locks are never lost
 
 void say(const std::string& message) {
@@ -96,13 +91,10 @@ LockChoice choose_lock(const std::shared_ptr<Backend>& backend, const RunOptions
   return {rw, [rw](auto deadline, auto stop) { return rw->acquire(deadline, std::move(stop)); }};
 }
 
-milliseconds default_grace(Backend& backend) {
-  if (auto* session = dynamic_cast<zk::Session*>(&backend)) {
-    const auto timeout = session->negotiated_timeout();
-    return std::max(milliseconds(1), milliseconds(static_cast<long long>(
-                                         static_cast<double>(timeout.count()) * kZkGraceFraction)));
-  }
-  return kDefaultGrace;
+// SIGTERM then, half-way to the moment another holder may be let in, SIGKILL.
+milliseconds default_grace(const Backend& backend) {
+  const std::optional<milliseconds> notice = backend.loss_notice();
+  return notice ? std::max(milliseconds(1), *notice / 2) : kDefaultGrace;
 }
 
 // What the worker thread that opens the backend and takes the lock reports to the main loop.

@@ -31,6 +31,7 @@ constexpr timespec kRecheckInterval{0, 10'000'000};
     n = read(watchdog_end, &group, sizeof group);
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(sizeof group)) _exit(0);  // dlock died before the command began
+  // Nothing more is ever written: this read ends at EOF, when dlock is gone.
   char none;
   while (read(watchdog_end, &none, 1) < 0 && errno == EINTR) {
   }

@@ -1,6 +1,6 @@
 #include "timer_service.h"
 
-#include "../executor.h"
+#include "core/executor.h"
 
 namespace dlock::lease {
 

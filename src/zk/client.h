@@ -19,11 +19,11 @@
 #include <system_error>
 #include <vector>
 
-#include <dlock/backend.h>
-#include <dlock/zk/session.h>
+#include <dlock/clock.h>
+#include <dlock/zk/types.h>
 
-#include "../executor.h"
 #include "code.h"
+#include "core/executor.h"
 
 typedef struct _zhandle zhandle_t;
 

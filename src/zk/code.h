@@ -5,7 +5,7 @@
 
 #include <system_error>
 
-#include <dlock/zk/session.h>
+#include <dlock/zk/types.h>
 
 namespace dlock::zk {
 

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string_view>
 
-#include <dlock/zk/session.h>
+#include <dlock/zk/types.h>
 
 namespace dlock::zk::log_router {
 

@@ -1,6 +1,6 @@
 // The library's callback thread (executor.h): order, timers, cancellation and shutdown.
 // Synchronised with futures only; no test sleeps or measures elapsed time.
-#include "executor.h"
+#include "core/executor.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The record a contender stores in its lock node (holder_data.h), and reading back records of
 // dlock and of foreign clients.
-#include "holder_data.h"
+#include "core/holder_data.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

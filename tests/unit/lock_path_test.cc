@@ -1,5 +1,5 @@
 // Lock path validation (lock_path.h): one rule set for every backend.
-#include "lock_path.h"
+#include "core/lock_path.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Contender node names and lock order (engine/node_name.h): Curator-compatible naming, the sort
 // key, and the refusal of directories whose order other clients might not share.
-#include "engine/node_name.h"
+#include "backends/zk/node_name.h"
 
 #include <gtest/gtest.h>
 
@@ -14,11 +14,11 @@
 
 namespace {
 
-using dlock::engine::is_orderable_key;
-using dlock::engine::new_curator_prefix;
-using dlock::engine::new_kazoo_prefix;
-using dlock::engine::sort_children;
-using dlock::engine::sort_key;
+using dlock::zk_backend::is_orderable_key;
+using dlock::zk_backend::new_curator_prefix;
+using dlock::zk_backend::new_kazoo_prefix;
+using dlock::zk_backend::sort_children;
+using dlock::zk_backend::sort_key;
 
 const std::vector<std::string_view> kLockMarkers = {"lock-"};
 const std::vector<std::string_view> kReadWriteMarkers = {"__READ__", "__WRIT__"};

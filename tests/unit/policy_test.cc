@@ -1,5 +1,5 @@
 // The lock policies (engine/policy.h), from tables: who holds, and whom each waiter watches.
-#include "engine/policy.h"
+#include "backends/zk/policy.h"
 
 #include <gtest/gtest.h>
 
@@ -14,33 +14,33 @@
 namespace {
 
 using dlock::ContenderSpec;
-using dlock::engine::Policy;
+using dlock::zk_backend::Policy;
 
 TEST(Policies, NameNodesLikeCurator) {
-  EXPECT_EQ(dlock::engine::exclusive_policy().stem, "lock-");
-  EXPECT_EQ(dlock::engine::exclusive_policy().markers, std::vector<std::string_view>{"lock-"});
-  EXPECT_EQ(dlock::engine::writer_policy().stem, "__WRIT__");
-  EXPECT_EQ(dlock::engine::reader_policy().stem, "__READ__");
+  EXPECT_EQ(dlock::zk_backend::exclusive_policy().stem, "lock-");
+  EXPECT_EQ(dlock::zk_backend::exclusive_policy().markers, std::vector<std::string_view>{"lock-"});
+  EXPECT_EQ(dlock::zk_backend::writer_policy().stem, "__WRIT__");
+  EXPECT_EQ(dlock::zk_backend::reader_policy().stem, "__READ__");
   const std::vector<std::string_view> rw = {"__READ__", "__WRIT__"};
-  EXPECT_EQ(dlock::engine::writer_policy().markers, rw);
-  EXPECT_EQ(dlock::engine::reader_policy().markers, rw);
+  EXPECT_EQ(dlock::zk_backend::writer_policy().markers, rw);
+  EXPECT_EQ(dlock::zk_backend::reader_policy().markers, rw);
 }
 
 // Only where no node can appear below ours may a waiter count down without listing again:
 // read-write paths get downgrade nodes at a writer's position.
 TEST(Policies, HandOffWithoutListingOnlyWhereLowerNodesOnlyLeave) {
-  EXPECT_TRUE(dlock::engine::exclusive_policy().lower_nodes_only_leave);
-  EXPECT_TRUE(dlock::engine::semaphore_policy().lower_nodes_only_leave);
-  EXPECT_FALSE(dlock::engine::writer_policy().lower_nodes_only_leave);
-  EXPECT_FALSE(dlock::engine::reader_policy().lower_nodes_only_leave);
-  EXPECT_TRUE(dlock::engine::semaphore_policy().records_permits);
-  EXPECT_FALSE(dlock::engine::exclusive_policy().records_permits);
+  EXPECT_TRUE(dlock::zk_backend::exclusive_policy().lower_nodes_only_leave);
+  EXPECT_TRUE(dlock::zk_backend::semaphore_policy().lower_nodes_only_leave);
+  EXPECT_FALSE(dlock::zk_backend::writer_policy().lower_nodes_only_leave);
+  EXPECT_FALSE(dlock::zk_backend::reader_policy().lower_nodes_only_leave);
+  EXPECT_TRUE(dlock::zk_backend::semaphore_policy().records_permits);
+  EXPECT_FALSE(dlock::zk_backend::exclusive_policy().records_permits);
 }
 
 TEST(Policies, ByRoleAndNaming) {
   using dlock::Naming;
   using Role = ContenderSpec::Role;
-  namespace e = dlock::engine;
+  namespace e = dlock::zk_backend;
   EXPECT_EQ(&e::policy_for(Role::exclusive, Naming::curator), &e::exclusive_policy());
   EXPECT_EQ(&e::policy_for(Role::reader, Naming::curator), &e::reader_policy());
   EXPECT_EQ(&e::policy_for(Role::writer, Naming::curator), &e::writer_policy());
@@ -54,14 +54,14 @@ TEST(Policies, ByRoleAndNaming) {
 }
 
 TEST(Policies, ByNodeName) {
-  EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-lock-0000000001"),
-            &dlock::engine::exclusive_policy());
-  EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-__WRIT__0000000001"),
-            &dlock::engine::writer_policy());
-  EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-__READ__0000000001"),
-            &dlock::engine::reader_policy());
-  EXPECT_EQ(&dlock::engine::policy_of_node("_c_x-lease-0000000001"),
-            &dlock::engine::semaphore_policy());
+  EXPECT_EQ(&dlock::zk_backend::policy_of_node("_c_x-lock-0000000001"),
+            &dlock::zk_backend::exclusive_policy());
+  EXPECT_EQ(&dlock::zk_backend::policy_of_node("_c_x-__WRIT__0000000001"),
+            &dlock::zk_backend::writer_policy());
+  EXPECT_EQ(&dlock::zk_backend::policy_of_node("_c_x-__READ__0000000001"),
+            &dlock::zk_backend::reader_policy());
+  EXPECT_EQ(&dlock::zk_backend::policy_of_node("_c_x-lease-0000000001"),
+            &dlock::zk_backend::semaphore_policy());
 }
 
 // One row: a queue of node kinds (R reader, W writer, L exclusive or lease), our index, the
@@ -100,44 +100,44 @@ void expect_decisions(const Policy& policy, const std::vector<Row>& rows) {
 }
 
 TEST(ExclusivePolicy, FirstHoldsOthersWatchTheOneBefore) {
-  expect_decisions(dlock::engine::exclusive_policy(),
+  expect_decisions(dlock::zk_backend::exclusive_policy(),
                    {{"L", 0, 1, {}}, {"LL", 1, 1, 0}, {"LLLLL", 4, 1, 3}, {"LLLLL", 2, 1, 1}});
 }
 
 TEST(WriterPolicy, WaitsForEveryoneAhead) {
   expect_decisions(
-      dlock::engine::writer_policy(),
+      dlock::zk_backend::writer_policy(),
       {{"W", 0, 1, {}}, {"RW", 1, 1, 0}, {"RRW", 2, 1, 1}, {"WRW", 2, 1, 1}, {"WW", 1, 1, 0}});
 }
 
 // A reader waits for the last writer ahead of it only (kazoo's fix for the reader that
 // considered later writers, pitfall 23; and no partial herd, pitfall 26).
 TEST(ReaderPolicy, WaitsForTheLastWriterAheadOnly) {
-  expect_decisions(dlock::engine::reader_policy(), {{"R", 0, 1, {}},
-                                                    {"RRR", 2, 1, {}},
-                                                    {"WR", 1, 1, 0},
-                                                    {"WRWR", 3, 1, 2},
-                                                    {"WWWR", 3, 1, 2},
-                                                    {"WRRR", 3, 1, 0},
-                                                    {"RRWRR", 4, 1, 2},
-                                                    {"RW", 0, 1, {}},
-                                                    {"WRW", 1, 1, 0}});
+  expect_decisions(dlock::zk_backend::reader_policy(), {{"R", 0, 1, {}},
+                                                        {"RRR", 2, 1, {}},
+                                                        {"WR", 1, 1, 0},
+                                                        {"WRWR", 3, 1, 2},
+                                                        {"WWWR", 3, 1, 2},
+                                                        {"WRRR", 3, 1, 0},
+                                                        {"RRWRR", 4, 1, 2},
+                                                        {"RW", 0, 1, {}},
+                                                        {"WRW", 1, 1, 0}});
 }
 
 TEST(SemaphorePolicy, FirstNHoldAndWaitersWatchNPlacesAhead) {
-  expect_decisions(dlock::engine::semaphore_policy(), {{"LLL", 2, 3, {}},
-                                                       {"LLLL", 3, 3, 0},
-                                                       {"LLLLLL", 5, 3, 2},
-                                                       {"LLLLLL", 4, 2, 2},
-                                                       {"L", 0, 1, {}},
-                                                       {"LL", 1, 1, 0}});
+  expect_decisions(dlock::zk_backend::semaphore_policy(), {{"LLL", 2, 3, {}},
+                                                           {"LLLL", 3, 3, 0},
+                                                           {"LLLLLL", 5, 3, 2},
+                                                           {"LLLLLL", 4, 2, 2},
+                                                           {"L", 0, 1, {}},
+                                                           {"LL", 1, 1, 0}});
 }
 
 TEST(KazooPolicies, SameRulesUnderKazoosNames) {
-  expect_decisions(dlock::engine::kazoo_reader_policy(),
+  expect_decisions(dlock::zk_backend::kazoo_reader_policy(),
                    {{"r", 0, 1, {}}, {"wr", 1, 1, 0}, {"wrwr", 3, 1, 2}, {"rrwrr", 4, 1, 2}});
-  expect_decisions(dlock::engine::kazoo_writer_policy(), {{"w", 0, 1, {}}, {"rw", 1, 1, 0}});
-  expect_decisions(dlock::engine::kazoo_exclusive_policy(), {{"ww", 1, 1, 0}});
+  expect_decisions(dlock::zk_backend::kazoo_writer_policy(), {{"w", 0, 1, {}}, {"rw", 1, 1, 0}});
+  expect_decisions(dlock::zk_backend::kazoo_exclusive_policy(), {{"ww", 1, 1, 0}});
 }
 
 }  // namespace

@@ -14,10 +14,9 @@
 
 #include <dlock/backend.h>
 #include <dlock/lease.h>
+#include <dlock/zk/types.h>
 
 namespace dlock::zk {
-
-enum class LogLevel { error = 1, warn = 2, info = 3, debug = 4 };
 
 struct Options {
   // Comma-separated host:port list: "zk1:2181,zk2:2181,zk3:2181".
@@ -49,21 +48,6 @@ enum class SessionState {
 };
 
 std::string_view to_string(SessionState s) noexcept;
-
-// One operation of a multi() transaction.
-struct Op {
-  enum class Kind { create, remove, set, check };
-  Kind kind{};
-  std::string path{};
-  std::string data{};  // create, set
-  int version = -1;    // remove, set, check: -1 matches any version
-  bool ephemeral = false;
-
-  static Op create(std::string path, std::string data, bool ephemeral = false);
-  static Op remove(std::string path, int version = -1);
-  static Op set(std::string path, std::string data, int version = -1);
-  static Op check(std::string path, int version = -1);
-};
 
 // The session. connect() returns it already connected. If the server expires the session, or
 // the connection stays down until the server may have expired it, every lock held on it is
@@ -120,6 +104,9 @@ class Session : public Backend {
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options) override;
   detail::Executor& executor() noexcept override;
+  // A tenth of the negotiated session timeout: lost() fires at 0.9 of it without word from the
+  // server.
+  std::optional<std::chrono::milliseconds> loss_notice() const noexcept override;
 
   class Impl;
 
@@ -128,9 +115,14 @@ class Session : public Backend {
   std::shared_ptr<Impl> impl_;
 };
 
-// The category of ZooKeeper's own return codes (ZNONODE and the rest).
-const std::error_category& error_category() noexcept;
-
 }  // namespace dlock::zk
+
+namespace dlock {
+
+// The session options a zk:// URL stands for (open.h), without connecting. Throws
+// dlock::Error(invalid_argument) as open().
+zk::Options parse_zk_url(std::string_view url);
+
+}  // namespace dlock
 
 #endif  // DLOCK_ZK_SESSION_H_

@@ -10,9 +10,9 @@
 #include <dlock/error.h>
 #include <dlock/file.h>
 
-#include "../../executor.h"
-#include "../../holder_data.h"
-#include "../../lock_path.h"
+#include "core/executor.h"
+#include "core/holder_data.h"
+#include "core/lock_path.h"
 #include "file_contender.h"
 #include "lock_dir.h"
 #include "posix.h"
@@ -143,11 +143,6 @@ LockStatus Backend::status(std::string_view path, Clock::time_point) {
 std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path,
                                                            const ContenderSpec& spec,
                                                            const LockOptions& options) {
-  detail::check_lock_path(path);
-  if (options.label.size() > 256) throw Error(errc::invalid_argument, "label over 256 bytes");
-  if (spec.role == ContenderSpec::Role::semaphore && spec.permits == 0) {
-    throw Error(errc::invalid_argument, "a semaphore needs at least 1 permit");
-  }
   return std::make_unique<FileContender>(Site{.dir = lock_dir_of(impl_->root_, path),
                                               .spec = spec,
                                               .label = options.label,

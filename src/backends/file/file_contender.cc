@@ -13,7 +13,7 @@
 
 #include <dlock/error.h>
 
-#include "../../holder_data.h"
+#include "core/holder_data.h"
 #include "counters.h"
 #include "lock_dir.h"
 #include "posix.h"
@@ -205,20 +205,12 @@ FileContender::~FileContender() { abandon(); }
 
 void FileContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
   auto attempt = std::make_shared<Attempt>(site_, deadline, std::move(stop), std::move(done));
-  {
-    std::lock_guard lock(mu_);
-    current_ = attempt;
-  }
+  current_.set(attempt);
   attempt->start();
 }
 
 void FileContender::abandon() noexcept {
-  std::shared_ptr<Attempt> attempt;
-  {
-    std::lock_guard lock(mu_);
-    attempt = current_.lock();
-  }
-  if (attempt) attempt->cancel();
+  if (auto attempt = current_.get()) attempt->cancel();
 }
 
 }  // namespace dlock::file_backend

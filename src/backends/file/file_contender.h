@@ -14,8 +14,8 @@
 #include <mutex>
 #include <string>
 
-#include "../../contender.h"
-#include "../../executor.h"
+#include "core/contender.h"
+#include "core/executor.h"
 
 namespace dlock::file_backend {
 
@@ -39,8 +39,7 @@ class FileContender : public detail::Contender {
 
  private:
   const std::shared_ptr<const Site> site_;
-  std::mutex mu_;
-  std::weak_ptr<Attempt> current_;
+  detail::CurrentAttempt<Attempt> current_;
 };
 
 }  // namespace dlock::file_backend

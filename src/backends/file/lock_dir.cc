@@ -4,7 +4,7 @@
 
 #include <dlock/error.h>
 
-#include "../../lock_path.h"
+#include "core/lock_path.h"
 
 namespace dlock::file_backend {
 

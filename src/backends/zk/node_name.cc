@@ -1,0 +1,58 @@
+#include "node_name.h"
+
+#include <uuid/uuid.h>
+
+#include <algorithm>
+
+#include <dlock/error.h>
+
+namespace dlock::zk_backend {
+
+namespace {
+std::string new_uuid() {
+  uuid_t uuid;
+  uuid_generate_random(uuid);
+  char text[37];
+  uuid_unparse_lower(uuid, text);
+  return text;
+}
+}  // namespace
+
+std::string new_curator_prefix() { return "_c_" + new_uuid() + "-"; }
+
+std::string new_kazoo_prefix() {
+  std::string hex = new_uuid();
+  std::erase(hex, '-');
+  return hex;
+}
+
+std::string_view sort_key(std::string_view name, std::span<const std::string_view> markers) {
+  std::string_view key = name;
+  for (std::string_view marker : markers) {
+    const std::size_t at = key.rfind(marker);
+    if (at != std::string_view::npos) key.remove_prefix(at + marker.size());
+  }
+  return key;
+}
+
+bool is_orderable_key(std::string_view key) noexcept {
+  return key.size() == 10 &&
+         std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::error_code sort_children(std::vector<std::string>& children,
+                              std::span<const std::string_view> markers, std::string* offender) {
+  for (const std::string& child : children) {
+    if (!is_orderable_key(sort_key(child, markers))) {
+      if (offender != nullptr) *offender = child;
+      return errc::unorderable_path;
+    }
+  }
+  std::stable_sort(children.begin(), children.end(),
+                   [markers](const std::string& a, const std::string& b) {
+                     return sort_key(a, markers) < sort_key(b, markers);
+                   });
+  return {};
+}
+
+}  // namespace dlock::zk_backend

@@ -1,0 +1,512 @@
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <future>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include <dlock/error.h>
+#include <dlock/zk/session.h>
+
+#include "backends/zk/node_name.h"
+#include "backends/zk/policy.h"
+#include "backends/zk/zk_contender.h"
+#include "backends/zk/zk_holding.h"
+#include "core/contender.h"
+#include "core/executor.h"
+#include "core/holder_data.h"
+#include "core/lock_path.h"
+#include "zk/client.h"
+#include "zk/log_router.h"
+
+namespace dlock::zk {
+
+namespace {
+
+// Locks are declared lost at this fraction of the session timeout after the last message
+// heard from the server: before the server can have expired the session, with a margin for
+// its tick granularity and for clock drift between the two.
+constexpr double kLossFraction = 0.9;
+
+// Below a second the client would give up on a handshake that is merely slow and reconnect
+// in a loop (at 1 ms, thousands of connections a second); above, the 32-bit field of the
+// protocol ends.
+constexpr std::chrono::milliseconds kShortestSessionTimeout{1000};
+constexpr std::chrono::milliseconds kLongestSessionTimeout{
+    std::numeric_limits<std::int32_t>::max()};
+
+// "host:port" or "[v6]:port", the port from 1 to 65535: refused here with a message naming
+// it, rather than by a connection attempt that can only time out.
+void check_host(std::string_view host) {
+  const std::size_t colon = host.rfind(':');
+  const bool bracketed = host.starts_with('[');
+  if (colon == std::string_view::npos || colon == 0 ||
+      (bracketed && host.substr(0, colon).back() != ']')) {
+    throw Error(errc::invalid_argument, "ZooKeeper host '" + detail::printable(host) +
+                                            "' is not host:port (e.g. 127.0.0.1:2181)");
+  }
+  const std::string_view port = host.substr(colon + 1);
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) {
+    throw Error(errc::invalid_argument, "port '" + detail::printable(port) +
+                                            "' of ZooKeeper host '" + detail::printable(host) +
+                                            "' is not a number from 1 to 65535");
+  }
+}
+
+void check_options(const Options& options) {
+  if (options.hosts.empty()) throw Error(errc::invalid_argument, "no ZooKeeper hosts given");
+  if (options.hosts.find('/') != std::string::npos) {
+    throw Error(errc::invalid_argument,
+                "hosts '" + options.hosts + "' contain a '/': give the chroot separately");
+  }
+  if (!options.chroot.empty()) {
+    try {
+      detail::check_lock_path(options.chroot);
+    } catch (const Error& e) {
+      throw Error(errc::invalid_argument, std::string("chroot ") + e.what());
+    }
+  }
+  for (std::string_view rest = options.hosts; !rest.empty();) {
+    const std::size_t comma = rest.find(',');
+    check_host(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  if (options.session_timeout <= std::chrono::milliseconds::zero() ||
+      options.connect_timeout <= std::chrono::milliseconds::zero()) {
+    throw Error(errc::invalid_argument, "timeouts must be positive");
+  }
+  if (options.session_timeout < kShortestSessionTimeout ||
+      options.session_timeout > kLongestSessionTimeout) {
+    throw Error(errc::invalid_argument,
+                "session timeout of " + std::to_string(options.session_timeout.count()) +
+                    " ms: give one from 1 s to " + std::to_string(kLongestSessionTimeout.count()) +
+                    " ms (the server then grants one within its own bounds, 2 to 20 ticks)");
+  }
+}
+
+// Waits for a result delivered on another thread, until a deadline.
+template <class T>
+class Pending {
+ public:
+  // The first value set wins; later ones (a reply after a cancellation) are dropped.
+  std::function<void(T)> setter() {
+    return [state = state_](T value) {
+      std::call_once(state->once, [&] { state->promise.set_value(std::move(value)); });
+    };
+  }
+  T get(Clock::time_point deadline, const std::string& what) {
+    if (future_.wait_until(deadline) != std::future_status::ready) {
+      throw Error(errc::timed_out, what);
+    }
+    return future_.get();
+  }
+
+ private:
+  struct State {
+    std::promise<T> promise;
+    std::once_flag once;
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+  std::future<T> future_ = state_->promise.get_future();
+};
+
+std::string connect_failure(const Options& options) {
+  return "no ZooKeeper server answered at " + options.hosts + " within " +
+         std::to_string(options.connect_timeout.count()) + " ms";
+}
+
+void throw_if(std::error_code ec, const std::string& what) {
+  if (!ec) return;
+  const std::error_code mapped = to_dlock_error(ec);
+  throw Error(mapped, mapped == ec ? what : what + ": " + ec.message());
+}
+
+}  // namespace
+
+class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
+ public:
+  explicit Impl(Options options)
+      : options_(std::move(options)),
+        executor_(std::make_shared<detail::Executor>()),
+        log_sink_(log_router::add(options_.log, options_.log_level)) {}
+
+  ~Impl() {
+    close(make_error_code(errc::session_closed));
+    log_router::remove(log_sink_);
+  }
+
+  void close(std::error_code reason) {
+    std::shared_ptr<Client> client;
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) return;
+      closed_ = true;
+      client = std::move(client_);
+      cancel_timers_locked();
+      set_state_locked(SessionState::closed);
+    }
+    if (client) client->close(reason);
+  }
+
+  // The client new work should use: the current one, or a new one if the last died.
+  std::shared_ptr<Client> client_for_work(std::error_code& ec) {
+    std::lock_guard lock(mu_);
+    if (closed_) {
+      ec = errc::session_closed;
+      return nullptr;
+    }
+    if (!client_) open_client_locked();
+    return client_;
+  }
+
+  std::shared_ptr<Client> client_or_throw() {
+    std::error_code ec;
+    auto client = client_for_work(ec);
+    if (!client) throw Error(ec, options_.hosts);
+    return client;
+  }
+
+  void open_client_locked() {
+    const std::uint64_t generation = ++generation_;
+    std::weak_ptr<Impl> weak = weak_from_this();
+    // Connection events arrive on the C client's thread: hand them to the executor, where
+    // closing a client (which joins the C client's threads) is allowed.
+    client_ =
+        Client::open({.hosts = options_.hosts,
+                      .chroot = options_.chroot,
+                      .session_timeout = options_.session_timeout,
+                      .digest_auth = options_.digest_auth},
+                     executor_, [weak, executor = executor_, generation](ConnectionEvent event) {
+                       executor->post([weak, generation, event] {
+                         if (auto self = weak.lock()) self->on_event(generation, event);
+                       });
+                     });
+    set_state_locked(SessionState::connecting);
+    cancel_timers_locked();
+  }
+
+  void on_event(std::uint64_t generation, ConnectionEvent event) {
+    std::unique_lock lock(mu_);
+    if (closed_ || generation != generation_ || !client_) return;
+    switch (event) {
+      case ConnectionEvent::connected:
+        cancel_timers_locked();
+        set_state_locked(SessionState::connected);
+        break;
+      case ConnectionEvent::disconnected: {
+        set_state_locked(SessionState::suspended);
+        // The C client reports a silent connection after 2/3 of the timeout without a message,
+        // so the last one may be that old; a reset connection is reported at once. Assume the
+        // worst.
+        const auto timeout = client_->negotiated_timeout();
+        const auto last_heard =
+            Clock::now() - std::chrono::duration_cast<Clock::duration>(timeout * 2 / 3);
+        const auto lost_at =
+            last_heard + std::chrono::duration_cast<Clock::duration>(timeout * kLossFraction);
+        std::weak_ptr<Impl> weak = weak_from_this();
+        if (loss_timer_) executor_->cancel(*loss_timer_);
+        loss_timer_ = executor_->post_at(lost_at, [weak, generation] {
+          if (auto self = weak.lock()) self->on_loss_deadline(generation);
+        });
+        break;
+      }
+      case ConnectionEvent::expired:
+        retire_locked(make_error_code(errc::session_expired), SessionState::expired);
+        open_client_locked();
+        break;
+      case ConnectionEvent::auth_failed:
+        retire_locked(make_error_code(errc::auth_failed), SessionState::closed);
+        break;
+    }
+  }
+
+  void on_loss_deadline(std::uint64_t generation) {
+    std::lock_guard lock(mu_);
+    if (closed_ || generation != generation_ || !client_ || client_->connected()) return;
+    retire_locked(make_error_code(errc::connection_lost), SessionState::lost);
+    open_client_locked();
+  }
+
+  // Gives the current client up: its waiters and holders learn `reason` now, and the handle is
+  // closed on the executor (closing blocks).
+  void retire_locked(std::error_code reason, SessionState state) {
+    std::shared_ptr<Client> client = std::move(client_);
+    cancel_timers_locked();
+    client->kill(reason);
+    executor_->post([client, reason] { client->close(reason); });
+    set_state_locked(state);
+  }
+
+  void cancel_timers_locked() {
+    if (loss_timer_) executor_->cancel(*loss_timer_);
+    loss_timer_.reset();
+  }
+
+  void set_state_locked(SessionState state) {
+    if (state == state_) return;
+    state_ = state;
+    for (const auto& [id, listener] : listeners_) {
+      executor_->post([listener, state] { listener(state); });
+    }
+  }
+
+  // Blocks until the first client connected, or throws.
+  void wait_connected(std::stop_token stop) {
+    std::shared_ptr<Client> client = client_or_throw();
+    Pending<std::error_code> connected;
+    client->when_connected(connected.setter());
+    std::stop_callback on_stop(stop, [set = connected.setter()] { set(errc::cancelled); });
+    std::error_code ec;
+    try {
+      ec = connected.get(detail::deadline_after(options_.connect_timeout), "");
+    } catch (const Error&) {
+      throw Error(errc::connect_failed, connect_failure(options_));
+    }
+    throw_if(ec, "connecting to " + options_.hosts);
+    // The connected event reaches on_event() through the executor; say so now already.
+    std::lock_guard lock(mu_);
+    if (client_ == client) set_state_locked(SessionState::connected);
+  }
+
+  const Options options_;
+  const std::shared_ptr<detail::Executor> executor_;
+  const std::uint64_t log_sink_;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<Client> client_;
+  std::uint64_t generation_ = 0;
+  bool closed_ = false;
+  SessionState state_ = SessionState::connecting;
+  std::optional<detail::Executor::TimerId> loss_timer_;
+  std::map<std::uint64_t, std::function<void(SessionState)>> listeners_;
+  std::uint64_t next_listener_ = 1;
+};
+
+std::string_view to_string(SessionState s) noexcept {
+  switch (s) {
+    case SessionState::connecting:
+      return "connecting";
+    case SessionState::connected:
+      return "connected";
+    case SessionState::suspended:
+      return "suspended";
+    case SessionState::expired:
+      return "expired";
+    case SessionState::lost:
+      return "lost";
+    case SessionState::closed:
+      return "closed";
+  }
+  return "unknown";
+}
+
+Op Op::create(std::string path, std::string data, bool ephemeral) {
+  return {.kind = Kind::create,
+          .path = std::move(path),
+          .data = std::move(data),
+          .ephemeral = ephemeral};
+}
+Op Op::remove(std::string path, int version) {
+  return {.kind = Kind::remove, .path = std::move(path), .version = version};
+}
+Op Op::set(std::string path, std::string data, int version) {
+  return {.kind = Kind::set, .path = std::move(path), .data = std::move(data), .version = version};
+}
+Op Op::check(std::string path, int version) {
+  return {.kind = Kind::check, .path = std::move(path), .version = version};
+}
+
+std::shared_ptr<Session> Session::connect(Options options, std::stop_token stop) {
+  check_options(options);
+  auto impl = std::make_shared<Impl>(std::move(options));
+  {
+    std::lock_guard lock(impl->mu_);
+    impl->open_client_locked();
+  }
+  impl->wait_connected(std::move(stop));
+  return std::shared_ptr<Session>(new Session(std::move(impl)));
+}
+
+Session::Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Session::~Session() { impl_->close(make_error_code(errc::session_closed)); }
+
+SessionState Session::state() const noexcept {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->state_;
+}
+
+std::int64_t Session::session_id() const noexcept {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->client_ ? impl_->client_->session_id() : 0;
+}
+
+std::chrono::milliseconds Session::negotiated_timeout() const noexcept {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->client_ ? impl_->client_->negotiated_timeout() : impl_->options_.session_timeout;
+}
+
+std::optional<std::chrono::milliseconds> Session::loss_notice() const noexcept {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(negotiated_timeout() *
+                                                               (1 - kLossFraction));
+}
+
+std::uint64_t Session::add_state_listener(std::function<void(SessionState)> listener) {
+  std::lock_guard lock(impl_->mu_);
+  const std::uint64_t id = impl_->next_listener_++;
+  impl_->listeners_.emplace(id, std::move(listener));
+  return id;
+}
+
+void Session::remove_state_listener(std::uint64_t id) {
+  std::lock_guard lock(impl_->mu_);
+  impl_->listeners_.erase(id);
+}
+
+std::error_code Session::multi(const std::vector<Op>& ops, Clock::time_point deadline) {
+  auto client = impl_->client_or_throw();
+  Pending<std::error_code> done;
+  client->multi(ops, done.setter());
+  const std::error_code ec = done.get(deadline, "multi on " + impl_->options_.hosts);
+  if (ec == Code::session_expired || ec == Code::closing || ec == Code::auth_failed ||
+      ec.category() == dlock::error_category()) {
+    throw_if(ec, "multi");
+  }
+  return ec;
+}
+
+std::error_code Session::guarded_multi(const Lease& lease, const std::vector<Op>& ops,
+                                       Clock::time_point deadline) {
+  auto holding =
+      std::dynamic_pointer_cast<zk_backend::ZkHolding>(detail::LeaseAccess::holding(lease));
+  std::error_code ec;
+  if (!holding || holding->client() != impl_->client_for_work(ec)) return errc::not_locked;
+  std::vector<Op> fenced;
+  fenced.reserve(ops.size() + 1);
+  fenced.push_back(Op::check(lease.node()));
+  fenced.insert(fenced.end(), ops.begin(), ops.end());
+  return multi(fenced, deadline);
+}
+
+void Session::close() noexcept { impl_->close(make_error_code(errc::session_closed)); }
+
+LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
+  detail::check_lock_path(path);
+  auto client = impl_->client_or_throw();
+  const std::string dir(path);
+  // The directory's data holds a semaphore's permits; read it in the same round trip.
+  Pending<std::string> recorded_permits;
+  client->get_data(dir, nullptr,
+                   [set = recorded_permits.setter()](std::error_code, std::string data,
+                                                     const Stat&) { set(std::move(data)); });
+  using Listing = std::pair<std::error_code, std::vector<std::string>>;
+  Pending<Listing> listing;
+  client->get_children(
+      dir,
+      [set = listing.setter()](std::error_code ec, std::vector<std::string> children, const Stat&) {
+        set({ec, std::move(children)});
+      });
+  auto [ec, children] = listing.get(deadline, "listing " + dir);
+  LockStatus status{.path = dir};
+  if (ec == Code::no_node) return status;
+  throw_if(ec, "listing " + dir);
+  const std::string permits_text = recorded_permits.get(deadline, "reading " + dir);
+  if (children.empty()) return status;
+  // One directory holds one kind of lock; its nodes' names say which.
+  const zk_backend::Policy& kind = zk_backend::policy_of_node(children.front());
+  std::string offender;
+  if (zk_backend::sort_children(children, kind.markers, &offender)) {
+    throw Error(errc::unorderable_path, dir + "/" + offender);
+  }
+  const std::uint32_t permits =
+      kind.records_permits ? static_cast<std::uint32_t>(std::atoi(permits_text.c_str())) : 1;
+  // One pipelined read per contender; a contender that left meanwhile is skipped.
+  std::vector<Pending<std::optional<QueueEntry>>> reads(children.size());
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    client->get_data(dir + "/" + children[i], nullptr,
+                     [set = reads[i].setter(), name = children[i]](
+                         std::error_code ec, std::string data, const Stat& stat) {
+                       if (ec) return set(std::nullopt);
+                       QueueEntry entry{.node = name,
+                                        .token = static_cast<std::uint64_t>(stat.czxid)};
+                       detail::decode_holder_data(data, entry);
+                       set(std::move(entry));
+                     });
+  }
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    std::optional<QueueEntry> entry = reads[i].get(deadline, "reading the contenders of " + dir);
+    if (!entry) continue;
+    const bool held = zk_backend::policy_of_node(children[i]).decide(children, i, permits).held;
+    (held ? status.holders : status.waiters).push_back(std::move(*entry));
+  }
+  return status;
+}
+
+namespace {
+
+// A child a lock contender made, under any naming dlock knows: its policy's sort key is a
+// sequence number.
+bool is_contender(std::string_view name) {
+  const zk_backend::Policy& policy = zk_backend::policy_of_node(name);
+  return zk_backend::is_orderable_key(zk_backend::sort_key(name, policy.markers));
+}
+
+}  // namespace
+
+std::vector<std::string> Session::list(std::string_view prefix, Clock::time_point deadline) {
+  if (prefix != "/") detail::check_lock_path(prefix);
+  auto client = impl_->client_or_throw();
+  std::vector<std::string> locks;
+  std::vector<std::string> to_visit{std::string(prefix)};
+  while (!to_visit.empty()) {
+    const std::string path = std::move(to_visit.back());
+    to_visit.pop_back();
+    using Listing = std::pair<std::error_code, std::vector<std::string>>;
+    Pending<Listing> listing;
+    client->get_children(
+        path, [set = listing.setter()](std::error_code ec, std::vector<std::string> children,
+                                       const Stat&) {
+          set({ec, std::move(children)});
+        });
+    auto [ec, children] = listing.get(deadline, "listing " + path);
+    if (ec == Code::no_node) continue;
+    throw_if(ec, "listing " + path);
+    if (std::any_of(children.begin(), children.end(), is_contender)) {
+      locks.push_back(path);
+      continue;
+    }
+    for (const std::string& child : children) {
+      if (path == "/" && child == "zookeeper") continue;
+      to_visit.push_back(path == "/" ? "/" + child : path + "/" + child);
+    }
+  }
+  std::sort(locks.begin(), locks.end());
+  return locks;
+}
+
+std::unique_ptr<detail::Contender> Session::make_contender(std::string_view path,
+                                                           const ContenderSpec& spec,
+                                                           const LockOptions& options) {
+  std::weak_ptr<Impl> weak = impl_;
+  return std::make_unique<zk_backend::ZkContender>(
+      [weak](std::error_code& ec) -> std::shared_ptr<Client> {
+        if (auto impl = weak.lock()) return impl->client_for_work(ec);
+        ec = errc::session_closed;
+        return nullptr;
+      },
+      zk_backend::ZkContender::Site{
+          .dir = std::string(path),
+          .label = options.label,
+          .connect_timeout = impl_->options_.connect_timeout,
+          .connect_failure = connect_failure(impl_->options_),
+          .permits = spec.role == ContenderSpec::Role::semaphore ? spec.permits : 1},
+      zk_backend::policy_for(spec.role, options.naming));
+}
+
+detail::Executor& Session::executor() noexcept { return *impl_->executor_; }
+
+}  // namespace dlock::zk

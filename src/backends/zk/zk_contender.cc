@@ -1,0 +1,63 @@
+#include "zk_contender.h"
+
+#include <dlock/error.h>
+
+#include "core/holder_data.h"
+#include "node_name.h"
+#include "zk_holding.h"
+
+namespace dlock::zk_backend {
+
+ZkContender::ZkContender(ClientSource clients, Site site, const Policy& policy)
+    : clients_(std::move(clients)), site_(std::move(site)), policy_(policy) {}
+
+ZkContender::~ZkContender() { abandon(); }
+
+void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
+  std::error_code ec;
+  std::shared_ptr<zk::Client> client = clients_(ec);
+  if (!client) return done(detail::Outcome::failure(ec));
+  auto attempt = Acquisition::start({.client = std::move(client),
+                                     .dir = site_.dir,
+                                     .data = detail::encode_holder_data(site_.label),
+                                     .policy = &policy_,
+                                     .permits = site_.permits,
+                                     .connect_timeout = site_.connect_timeout,
+                                     .connect_failure = site_.connect_failure},
+                                    deadline, std::move(stop), std::move(done));
+  current_.set(attempt);
+}
+
+// A writer's downgrade: a read node at the writer's own sequence, created plainly (not
+// sequential), as Curator does. It sorts beside the writer's node, so writers queued behind
+// the writer now wait for the reader too, and no writer can get in between.
+void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
+  const auto* writer = dynamic_cast<const ZkHolding*>(&held);
+  if (writer == nullptr || policy_.lower_nodes_only_leave) {
+    return done(detail::Outcome::failure(errc::not_supported, "downgrade"));
+  }
+  const std::string& node = held.node();
+  const std::string path = site_.dir + "/" + policy_.new_prefix() + std::string(policy_.stem) +
+                           node.substr(node.size() - 10);
+  std::shared_ptr<zk::Client> client = writer->client();
+  client->create(path, detail::encode_holder_data(site_.label), zk::CreateMode::ephemeral,
+                 [client, path, done = std::move(done)](std::error_code ec, std::string,
+                                                        const zk::Stat& stat) {
+                   if (ec) {
+                     // The create may have been applied though its reply was lost: take it back.
+                     if (zk::is_connection_error(ec)) client->remove_in_background(path);
+                     return done(detail::Outcome::failure(zk::to_dlock_error(ec),
+                                                          "downgrading: " + ec.message()));
+                   }
+                   auto holding = std::make_shared<ZkHolding>(
+                       client, path, static_cast<std::uint64_t>(stat.czxid), nullptr);
+                   holding->watch();
+                   done(detail::Outcome::success(std::move(holding)));
+                 });
+}
+
+void ZkContender::abandon() noexcept {
+  if (auto attempt = current_.get()) attempt->fail(errc::cancelled);
+}
+
+}  // namespace dlock::zk_backend

@@ -1,0 +1,55 @@
+// A lock held on ZooKeeper: our node, watched so that its loss is noticed.
+#ifndef DLOCK_SRC_BACKENDS_ZK_ZK_HOLDING_H_
+#define DLOCK_SRC_BACKENDS_ZK_ZK_HOLDING_H_
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/contender.h"
+#include "core/executor.h"
+#include "node_watch.h"
+#include "zk/client.h"
+
+namespace dlock::zk_backend {
+
+class ZkHolding : public detail::Holding, public std::enable_shared_from_this<ZkHolding> {
+ public:
+  // A holder that did not wait with a watch on its own node gets one this long after
+  // acquisition. That watch only catches someone else deleting the node (session loss is seen
+  // through the session), so short holds, the bulk of a busy system's, neither pay its two
+  // requests (set, and remove before the release) nor have their own delete fire it; a
+  // foreign delete is noticed within this delay.
+  static constexpr std::chrono::milliseconds kOwnWatchDelay{1000};
+
+  // `own_watch` is the watch a waiting contender already has on `node`, or null.
+  ZkHolding(std::shared_ptr<zk::Client> client, std::string node, std::uint64_t token,
+            std::shared_ptr<NodeWatch> own_watch);
+  ~ZkHolding() override;
+
+  // Starts watching for loss: the session dying, and our node's deletion.
+  void watch();
+
+  // The session the lock was taken on (for fenced writes).
+  const std::shared_ptr<zk::Client>& client() const noexcept { return client_; }
+
+ protected:
+  void do_release() noexcept override;
+
+ private:
+  // Adopts `own_watch` as the watch on our node; false if the lock is already released.
+  bool watch_node(std::shared_ptr<NodeWatch> own_watch);
+
+  const std::shared_ptr<zk::Client> client_;
+  zk::Client::ObserverId observer_ = 0;
+
+  std::mutex mu_;
+  std::shared_ptr<NodeWatch> own_watch_;
+  std::optional<detail::Executor::TimerId> watch_timer_;
+};
+
+}  // namespace dlock::zk_backend
+
+#endif  // DLOCK_SRC_BACKENDS_ZK_ZK_HOLDING_H_

@@ -1,0 +1,118 @@
+// The seam between the backend-neutral handles (Mutex, ...) and a backend's lock engine.
+#ifndef DLOCK_SRC_CORE_CONTENDER_H_
+#define DLOCK_SRC_CORE_CONTENDER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+#include <dlock/backend.h>
+#include <dlock/lease.h>
+
+namespace dlock::detail {
+
+class Executor;
+
+// One held lock, as the backend sees it. Shared by the Lease and the backend (which must be
+// able to raise lost() while the user holds it).
+class Holding {
+ public:
+  Holding(std::string node, std::uint64_t token) : node_(std::move(node)), token_(token) {}
+  virtual ~Holding() = default;
+  Holding(const Holding&) = delete;
+  Holding& operator=(const Holding&) = delete;
+
+  const std::string& node() const noexcept { return node_; }
+  std::uint64_t token() const noexcept { return token_; }
+  std::stop_token lost() const noexcept { return lost_.get_token(); }
+
+  // Raises lost(). Stop callbacks are user code: they run on `executor`, never on the caller.
+  void mark_lost(Executor& executor);
+
+  // Gives the lock up once; later calls do nothing. Runs the release hook after the backend's
+  // release, so the owning handle may contend again.
+  void release() noexcept;
+  bool released() const noexcept { return released_.load(); }
+
+  // Set once by the handle before the Holding reaches the user.
+  void set_release_hook(std::function<void()> hook) { release_hook_ = std::move(hook); }
+
+ protected:
+  virtual void do_release() noexcept = 0;
+
+ private:
+  const std::string node_;
+  const std::uint64_t token_;
+  std::stop_source lost_;
+  std::once_flag lost_once_;
+  std::atomic<bool> released_{false};
+  std::function<void()> release_hook_;
+};
+
+// How an attempt ended: a holding, or an error with a detail naming what was wrong (a child,
+// a path) for the exception message.
+struct Outcome {
+  std::error_code error;
+  std::string detail;
+  std::shared_ptr<Holding> holding;
+
+  static Outcome failure(std::error_code error, std::string detail = {}) {
+    return {error, std::move(detail), nullptr};
+  }
+  static Outcome success(std::shared_ptr<Holding> holding) { return {{}, {}, std::move(holding)}; }
+};
+
+// For backends that need their own Holding behind a user's Lease (fenced writes).
+struct LeaseAccess {
+  static const std::shared_ptr<Holding>& holding(const Lease& lease) { return lease.holding_; }
+};
+
+// A contender's attempt in flight, for abandon(): attempts own themselves (their timers and
+// callbacks hold them), so this only points at the latest one.
+template <class Attempt>
+class CurrentAttempt {
+ public:
+  void set(const std::shared_ptr<Attempt>& attempt) {
+    std::lock_guard lock(mu_);
+    current_ = attempt;
+  }
+  // The attempt if it still runs, else null.
+  std::shared_ptr<Attempt> get() const {
+    std::lock_guard lock(mu_);
+    return current_.lock();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::weak_ptr<Attempt> current_;
+};
+
+// One queue position of one lock handle: acquires, one attempt at a time.
+class Contender {
+ public:
+  using Done = std::function<void(Outcome)>;
+  virtual ~Contender() = default;
+
+  // Starts one acquisition. `done` is called exactly once, on any library thread, with an
+  // error or the holding; it must not block. A deadline already past means "try once": fail
+  // with errc::timed_out on contention without queueing. REQUIRES: no attempt in flight.
+  virtual void acquire(Clock::time_point deadline, std::stop_token stop, Done done) = 0;
+
+  // Ends the attempt in flight, if any, as if cancelled; its node is cleaned up in the
+  // background.
+  virtual void abandon() noexcept = 0;
+
+  // Takes this contender's role at the queue position of `held`, a holding of the same handle
+  // in another role (a writer downgrading to a reader), so nobody queued can get in between.
+  // `done` as for acquire(). Backends that cannot do it report errc::not_supported.
+  virtual void acquire_beside(const Holding& held, Done done);
+};
+
+}  // namespace dlock::detail
+
+#endif  // DLOCK_SRC_CORE_CONTENDER_H_

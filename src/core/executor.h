@@ -1,0 +1,46 @@
+// The library's own thread: runs user callbacks and timers so that no user code ever runs on a
+// backend's I/O thread or under an internal lock.
+#ifndef DLOCK_SRC_CORE_EXECUTOR_H_
+#define DLOCK_SRC_CORE_EXECUTOR_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include <dlock/clock.h>
+
+namespace dlock::detail {
+
+// Thread safety: all members are safe to call from any thread, including from a task.
+class Executor {
+ public:
+  using Task = std::function<void()>;
+  using TimerId = std::uint64_t;
+
+  Executor();
+  // Runs the tasks already posted, drops pending timers, then joins the thread. Destroying
+  // the executor from one of its own tasks is allowed: the thread then finishes on its own.
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  void post(Task task);
+  // Runs `task` at `when` (or soon after). Returns an id for cancel().
+  TimerId post_at(Clock::time_point when, Task task);
+  // Returns true if the timer had not run yet and now never will.
+  bool cancel(TimerId id);
+
+  bool in_executor_thread() const noexcept;
+
+ private:
+  struct Queue;  // shared with the thread, so it outlives an executor destroyed by a task
+
+  std::shared_ptr<Queue> queue_;
+  std::thread thread_;
+};
+
+}  // namespace dlock::detail
+
+#endif  // DLOCK_SRC_CORE_EXECUTOR_H_

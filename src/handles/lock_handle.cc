@@ -1,0 +1,185 @@
+#include "lock_handle.h"
+
+#include <future>
+
+#include <dlock/error.h>
+
+#include "core/executor.h"
+#include "core/lock_path.h"
+
+namespace dlock::detail {
+
+LockHandle::LockHandle(std::shared_ptr<Backend> backend, std::string path,
+                       const std::vector<ContenderSpec>& roles, const LockOptions& options)
+    : backend_(std::move(backend)), path_(std::move(path)) {
+  if (!backend_) throw Error(errc::invalid_argument, "no backend for lock " + path_);
+  check_lock_path(path_);
+  if (options.label.size() > kLongestLabel) {
+    throw Error(errc::invalid_argument,
+                "label over " + std::to_string(kLongestLabel) + " bytes for " + path_);
+  }
+  for (const ContenderSpec& role : roles) {
+    if (role.role == ContenderSpec::Role::semaphore && role.permits == 0) {
+      throw Error(errc::invalid_argument, "a semaphore needs at least 1 permit: " + path_);
+    }
+    contenders_.push_back(backend_->make_contender(path_, role, options));
+  }
+}
+
+LockHandle::~LockHandle() {
+  Lease lease;
+  {
+    std::lock_guard lock(mu_);
+    lease = std::move(kept_);
+  }
+  lease.release();
+  for (auto& contender : contenders_) contender->abandon();
+}
+
+void LockHandle::start(std::size_t role, Clock::time_point deadline, std::stop_token stop,
+                       Contender::Done done) {
+  {
+    std::lock_guard lock(mu_);
+    if (busy_) {
+      throw Error(errc::already_locked,
+                  path_ +
+                      ": this handle holds or is acquiring it (upgrading a read lock to a "
+                      "write lock is refused: it could wait forever)");
+    }
+    busy_ = true;
+  }
+  std::weak_ptr<LockHandle> weak = weak_from_this();
+  try {
+    contenders_.at(role)->acquire(deadline, std::move(stop),
+                                  [weak, done = std::move(done)](Outcome outcome) {
+                                    if (auto self = weak.lock()) {
+                                      if (outcome.error) {
+                                        self->set_idle();
+                                      } else {
+                                        self->watch_release(*outcome.holding);
+                                      }
+                                    }
+                                    done(std::move(outcome));
+                                  });
+  } catch (...) {
+    set_idle();  // a backend refusing up front leaves the handle usable
+    throw;
+  }
+}
+
+void LockHandle::watch_release(Holding& holding) {
+  std::weak_ptr<LockHandle> weak = weak_from_this();
+  holding.set_release_hook([weak] {
+    if (auto self = weak.lock()) self->set_idle();
+  });
+}
+
+void LockHandle::set_idle() {
+  std::lock_guard lock(mu_);
+  busy_ = false;
+}
+
+std::pair<std::error_code, Lease> LockHandle::run(std::size_t role, Clock::time_point deadline,
+                                                  std::stop_token stop) {
+  std::promise<Outcome> promise;
+  auto result = promise.get_future();
+  start(role, deadline, std::move(stop),
+        [&promise](Outcome outcome) { promise.set_value(std::move(outcome)); });
+  Outcome outcome = result.get();
+  if (outcome.error && outcome.error != errc::timed_out) {
+    throw Error(outcome.error, outcome.detail.empty() ? path_ : path_ + ": " + outcome.detail);
+  }
+  return {outcome.error, Lease(std::move(outcome.holding))};
+}
+
+void LockHandle::lock(std::size_t role, std::stop_token stop) {
+  keep(role, run(role, Clock::time_point::max(), std::move(stop)).second);
+}
+
+bool LockHandle::try_lock_until(std::size_t role, Clock::time_point deadline,
+                                std::stop_token stop) {
+  auto [ec, lease] = run(role, deadline, std::move(stop));
+  if (ec) return false;
+  keep(role, std::move(lease));
+  return true;
+}
+
+Lease LockHandle::acquire(std::size_t role, Clock::time_point deadline, std::stop_token stop) {
+  auto [ec, lease] = run(role, deadline, std::move(stop));
+  if (ec) throw Error(ec, path_);
+  return std::move(lease);
+}
+
+void LockHandle::run_async(std::size_t role, AcquireCallback done, Clock::time_point deadline,
+                           std::stop_token stop) {
+  start(role, deadline, std::move(stop),
+        [backend = backend_, done = std::move(done)](Outcome outcome) {
+          backend->executor().post([done, outcome = std::move(outcome)]() mutable {
+            done(outcome.error, Lease(std::move(outcome.holding)));
+          });
+        });
+}
+
+void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
+  std::shared_ptr<Holding> from;
+  {
+    std::lock_guard lock(mu_);
+    if (kept_role_ != static_cast<int>(from_role)) throw Error(errc::not_locked, path_);
+    from = LeaseAccess::holding(kept_);
+  }
+  std::promise<Outcome> promise;
+  auto result = promise.get_future();
+  contenders_.at(role)->acquire_beside(
+      *from, [&promise](Outcome outcome) { promise.set_value(std::move(outcome)); });
+  Outcome outcome = result.get();
+  if (outcome.error) {
+    throw Error(outcome.error, outcome.detail.empty() ? path_ : path_ + ": " + outcome.detail);
+  }
+  // The handle stays busy throughout: the new holding takes over the release hook.
+  watch_release(*outcome.holding);
+  Lease old;
+  {
+    std::lock_guard lock(mu_);
+    old = std::move(kept_);
+    kept_ = Lease(std::move(outcome.holding));
+    kept_role_ = static_cast<int>(role);
+  }
+  LeaseAccess::holding(old)->set_release_hook(nullptr);
+  old.release();
+}
+
+void LockHandle::keep(std::size_t role, Lease lease) {
+  std::lock_guard lock(mu_);
+  kept_ = std::move(lease);
+  kept_role_ = static_cast<int>(role);
+}
+
+void LockHandle::release_kept(std::size_t role) noexcept {
+  Lease lease;
+  {
+    std::lock_guard lock(mu_);
+    if (kept_role_ != static_cast<int>(role)) return;
+    lease = std::move(kept_);
+    kept_role_ = -1;
+  }
+  lease.release();
+}
+
+int LockHandle::kept_role() const noexcept {
+  std::lock_guard lock(mu_);
+  return kept_role_;
+}
+
+std::uint64_t LockHandle::kept_token() const {
+  std::lock_guard lock(mu_);
+  if (kept_role_ < 0) throw Error(errc::not_locked, path_);
+  return kept_.token();
+}
+
+std::stop_token LockHandle::kept_lost() const {
+  std::lock_guard lock(mu_);
+  if (kept_role_ < 0) throw Error(errc::not_locked, path_);
+  return kept_.lost();
+}
+
+}  // namespace dlock::detail

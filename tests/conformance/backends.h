@@ -1,0 +1,56 @@
+// The backends the conformance suite runs on. A new backend joins the suite with one fixture
+// here (and one line in conformance_test.cc's list):
+//
+//   struct XBackend {
+//     static constexpr const char* kName;   // for test names
+//     static constexpr bool kLosesLocks;    // can a lock be lost while the process lives?
+//     XBackend();                           // a fresh namespace on a server the suite shares
+//     std::shared_ptr<Backend> open();      // a new client of it
+//     void end_session(Backend&);           // kLosesLocks only: end the client's hold on locks
+//   };
+#ifndef DLOCK_TESTS_CONFORMANCE_BACKENDS_H_
+#define DLOCK_TESTS_CONFORMANCE_BACKENDS_H_
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <dlock/dlock.h>
+
+#include "zk_server.h"
+
+namespace dlock::test {
+
+struct ZkBackend {
+  static constexpr const char* kName = "ZooKeeper";
+  static constexpr bool kLosesLocks = true;
+  ZkBackend() : chroot(unique_chroot()) {
+    ensure_path(ZkServer::shared().connect_string(), chroot);
+  }
+  std::shared_ptr<Backend> open() {
+    return zk::Session::connect({.hosts = ZkServer::shared().connect_string(), .chroot = chroot});
+  }
+  void end_session(Backend& backend) { dynamic_cast<zk::Session&>(backend).close(); }
+  std::string chroot;
+};
+
+struct FileBackend {
+  static constexpr const char* kName = "File";
+  static constexpr bool kLosesLocks = false;
+  FileBackend() {
+    char name[] = "/tmp/dlock-conformance-XXXXXX";
+    directory = mkdtemp(name);
+  }
+  ~FileBackend() { std::filesystem::remove_all(directory); }
+  FileBackend(const FileBackend&) = delete;
+  FileBackend& operator=(const FileBackend&) = delete;
+  std::shared_ptr<Backend> open() { return file::Backend::open({.directory = directory}); }
+  void end_session(Backend&) {}
+  std::string directory;
+};
+
+}  // namespace dlock::test
+
+#endif  // DLOCK_TESTS_CONFORMANCE_BACKENDS_H_

@@ -1,0 +1,235 @@
+// One conformance suite over every backend and every primitive: the same behaviours, through
+// small adapters that say how to take each lock and how to make it busy for someone else.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <future>
+#include <thread>
+
+#include "backends.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using SessionPtr = std::shared_ptr<Backend>;
+
+// A lock taken by someone else, so that ours cannot be had; released on destruction.
+using Blocker = std::shared_ptr<void>;
+
+template <class Handle>
+Blocker hold(std::unique_ptr<Handle> handle) {
+  handle->lock();
+  return std::shared_ptr<Handle>(std::move(handle));
+}
+
+// The BasicLock surface, shared by Mutex and Semaphore.
+template <class H>
+struct BasicKind {
+  using Handle = H;
+  static void lock(Handle& h, std::stop_token stop) { h.lock(std::move(stop)); }
+  static bool try_lock_for(Handle& h, Clock::duration d) { return h.try_lock_for(d); }
+  static void unlock(Handle& h) { h.unlock(); }
+  static std::uint64_t token(const Handle& h) { return h.token(); }
+  static std::stop_token lost(const Handle& h) { return h.lost(); }
+  static void async(Handle& h, BasicLock::AcquireCallback done) { h.async_acquire(done); }
+};
+
+struct MutexKind : BasicKind<Mutex> {
+  static constexpr const char* kName = "Mutex";
+  static auto make(SessionPtr s, const std::string& p) { return std::make_unique<Mutex>(s, p); }
+  static Blocker block(SessionPtr s, const std::string& p) { return hold(make(s, p)); }
+};
+
+// A semaphore of two, kept busy by two holders.
+struct SemaphoreKind : BasicKind<Semaphore> {
+  static constexpr const char* kName = "Semaphore";
+  static auto make(SessionPtr s, const std::string& p) {
+    return std::make_unique<Semaphore>(s, p, 2);
+  }
+  static Blocker block(SessionPtr s, const std::string& p) {
+    return std::make_shared<std::pair<Blocker, Blocker>>(hold(make(s, p)), hold(make(s, p)));
+  }
+};
+
+// The write side of a SharedMutex, kept busy by a reader.
+struct WriterKind : BasicKind<SharedMutex> {
+  static constexpr const char* kName = "Writer";
+  static auto make(SessionPtr s, const std::string& p) {
+    return std::make_unique<SharedMutex>(s, p);
+  }
+  static Blocker block(SessionPtr s, const std::string& p) {
+    auto reader = make(s, p);
+    reader->lock_shared();
+    return std::shared_ptr<SharedMutex>(std::move(reader));
+  }
+};
+
+// The read side of a SharedMutex, kept busy by a writer.
+struct ReaderKind : WriterKind {
+  static constexpr const char* kName = "Reader";
+  static Blocker block(SessionPtr s, const std::string& p) { return hold(make(s, p)); }
+  static void lock(Handle& h, std::stop_token stop) { h.lock_shared(std::move(stop)); }
+  static bool try_lock_for(Handle& h, Clock::duration d) { return h.try_lock_shared_for(d); }
+  static void unlock(Handle& h) { h.unlock_shared(); }
+  static void async(Handle& h, BasicLock::AcquireCallback done) { h.async_acquire_shared(done); }
+};
+
+// A MultiLock over two paths, kept busy by a Mutex on the second.
+struct MultiKind {
+  static constexpr const char* kName = "MultiLock";
+  using Handle = MultiLock;
+  static auto make(SessionPtr s, const std::string& p) {
+    return std::make_unique<MultiLock>(s, std::vector<std::string>{p + "-a", p + "-b"});
+  }
+  static Blocker block(SessionPtr s, const std::string& p) {
+    return hold(std::make_unique<Mutex>(s, p + "-b"));
+  }
+  static void lock(Handle& h, std::stop_token stop) { h.lock(std::move(stop)); }
+  static bool try_lock_for(Handle& h, Clock::duration d) { return h.try_lock_for(d); }
+  static void unlock(Handle& h) { h.unlock(); }
+  static std::uint64_t token(const Handle& h) { return h.tokens().back(); }
+  static std::stop_token lost(const Handle& h) { return h.lost(); }
+  static void async(Handle& h, BasicLock::AcquireCallback done) {
+    h.async_acquire([done](std::error_code ec, std::vector<Lease> leases) {
+      done(ec, leases.empty() ? Lease() : std::move(leases.back()));
+    });
+  }
+};
+
+// One backend and one primitive.
+template <class B, class K>
+struct On {
+  using Backend = B;
+  using Kind = K;
+};
+
+template <class Combination>
+class ConformanceTest : public ::testing::Test {
+ protected:
+  using BackendFixture = typename Combination::Backend;
+  using Kind = typename Combination::Kind;
+  using Handle = typename Kind::Handle;
+
+  SessionPtr connect() { return backend_.open(); }
+  std::unique_ptr<Handle> make(SessionPtr backend) { return Kind::make(backend, "/locks/c"); }
+  // Every entry (holder or waiter) the primitive's locks hold, as a fresh client sees them.
+  std::size_t nodes() {
+    auto observer = backend_.open();
+    std::size_t n = 0;
+    for (const char* path : {"/locks/c", "/locks/c-a", "/locks/c-b"}) {
+      const LockStatus status = observer->status(path);
+      n += status.holders.size() + status.waiters.size();
+    }
+    return n;
+  }
+  static bool eventually(const std::function<bool()>& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (!condition()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
+  }
+
+  BackendFixture backend_;
+};
+
+template <class B>
+using OnEveryPrimitive = ::testing::Types<On<B, MutexKind>, On<B, SemaphoreKind>, On<B, WriterKind>,
+                                          On<B, ReaderKind>, On<B, MultiKind>>;
+template <class... Lists>
+struct Concat;
+template <class... A, class... B>
+struct Concat<::testing::Types<A...>, ::testing::Types<B...>> {
+  using type = ::testing::Types<A..., B...>;
+};
+using Combinations = Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>>::type;
+
+struct CombinationNames {
+  template <class T>
+  static std::string GetName(int) {
+    return std::string(T::Backend::kName) + "_" + T::Kind::kName;
+  }
+};
+TYPED_TEST_SUITE(ConformanceTest, Combinations, CombinationNames);
+
+TYPED_TEST(ConformanceTest, LocksUnlocksAndTokensGrow) {
+  auto session = this->connect();
+  auto handle = this->make(session);
+  TestFixture::Kind::lock(*handle, {});
+  const std::uint64_t first = TestFixture::Kind::token(*handle);
+  EXPECT_GT(first, 0u);
+  EXPECT_FALSE(TestFixture::Kind::lost(*handle).stop_requested());
+  TestFixture::Kind::unlock(*handle);
+  EXPECT_THROW((void)TestFixture::Kind::token(*handle), Error);
+  TestFixture::Kind::lock(*handle, {});
+  EXPECT_GT(TestFixture::Kind::token(*handle), first);
+}
+
+TYPED_TEST(ConformanceTest, TimesOutWhenBusyAndLeavesNothingQueued) {
+  auto session = this->connect();
+  const Blocker busy = TestFixture::Kind::block(session, "/locks/c");
+  const std::size_t before = this->nodes();
+  auto handle = this->make(session);
+  EXPECT_FALSE(TestFixture::Kind::try_lock_for(*handle, std::chrono::milliseconds(300)));
+  EXPECT_TRUE(this->eventually([&] { return this->nodes() == before; }));
+}
+
+TYPED_TEST(ConformanceTest, CancellationEndsTheWait) {
+  auto session = this->connect();
+  const Blocker busy = TestFixture::Kind::block(session, "/locks/c");
+  const std::size_t before = this->nodes();
+  auto handle = this->make(session);
+  std::stop_source stop;
+  auto waiting =
+      std::async(std::launch::async, [&] { TestFixture::Kind::lock(*handle, stop.get_token()); });
+  ASSERT_TRUE(this->eventually([&] { return this->nodes() > before; }));
+  stop.request_stop();
+  try {
+    waiting.get();
+    ADD_FAILURE() << "a cancelled wait returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::cancelled);
+  }
+  EXPECT_TRUE(this->eventually([&] { return this->nodes() == before; }));
+}
+
+TYPED_TEST(ConformanceTest, IsOneContenderAtATime) {
+  auto session = this->connect();
+  auto handle = this->make(session);
+  TestFixture::Kind::lock(*handle, {});
+  EXPECT_THROW(TestFixture::Kind::lock(*handle, {}), Error);
+}
+
+TYPED_TEST(ConformanceTest, LostFiresWhenTheSessionCloses) {
+  if (!TestFixture::BackendFixture::kLosesLocks) {
+    GTEST_SKIP() << "this backend's locks are not lost while the process lives";
+  }
+  auto session = this->connect();
+  auto handle = this->make(session);
+  TestFixture::Kind::lock(*handle, {});
+  this->backend_.end_session(*session);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!TestFixture::Kind::lost(*handle).stop_requested() &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_TRUE(TestFixture::Kind::lost(*handle).stop_requested());
+  EXPECT_TRUE(this->eventually([&] { return this->nodes() == 0; }));
+}
+
+TYPED_TEST(ConformanceTest, AsyncAcquireDeliversALeaseWhenFree) {
+  auto session = this->connect();
+  auto handle = this->make(session);
+  std::promise<std::pair<std::error_code, std::uint64_t>> result;
+  TestFixture::Kind::async(*handle, [&](std::error_code ec, Lease lease) {
+    result.set_value({ec, lease.token()});
+  });
+  auto [ec, token] = result.get_future().get();
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_GT(token, 0u);
+}
+
+}  // namespace
+}  // namespace dlock::test
