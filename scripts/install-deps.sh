@@ -11,6 +11,8 @@ readonly REQUIRED_PACKAGES=(
   libzookeeper-java default-jre-headless
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   uuid-dev nlohmann-json3-dev clang-format
+  # The event loop: standalone asio, header-only.
+  libasio-dev
   # Interop tests (tests/interop): Curator's jars and javac for CuratorWorker.java, kazoo.
   libcurator-recipes-java libslf4j-java default-jdk-headless python3-kazoo
 )

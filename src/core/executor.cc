@@ -1,64 +1,70 @@
 #include "executor.h"
 
-#include <condition_variable>
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 namespace dlock::detail {
 
-struct Executor::Queue {
+// The loop: an asio io_context run by one thread. Timers are kept here, not as one asio timer
+// each, so that cancel() can drop a task at once and say whether it will run; one steady_timer
+// wakes the loop at the earliest, and due tasks are posted behind the tasks already queued, so
+// an immediate task never waits for a timer that fell due meanwhile.
+struct Executor::Loop {
+  asio::io_context io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{io.get_executor()};
+  asio::steady_timer wake{io};  // touched on the loop's thread only
+
   std::mutex mu;
-  std::condition_variable wake;
-  // Keyed by (due time, id): immediate tasks use Clock::time_point::min() and so run first, in
-  // the order they were posted.
-  std::map<std::pair<Clock::time_point, TimerId>, Task> tasks;
+  std::map<std::pair<Clock::time_point, TimerId>, Task> timers;
   std::map<TimerId, Clock::time_point> due;
   TimerId next_id = 1;
   bool stopping = false;
 
-  void run() {
-    std::unique_lock lock(mu);
-    for (;;) {
-      if (tasks.empty()) {
-        if (stopping) return;
-        wake.wait(lock);
-        continue;
+  // On the loop's thread: posts the due tasks and sets the wake-up for the next one.
+  void fire(const std::shared_ptr<Loop>& self) {
+    std::optional<Clock::time_point> next;
+    {
+      std::lock_guard lock(mu);
+      const Clock::time_point now = Clock::now();
+      while (!timers.empty() && timers.begin()->first.first <= now) {
+        auto node = timers.extract(timers.begin());
+        due.erase(node.key().second);
+        asio::post(io, std::move(node.mapped()));
       }
-      auto first = tasks.begin();
-      const Clock::time_point when = first->first.first;
-      if (when != Clock::time_point::min() && when > Clock::now()) {
-        // Timers still pending at shutdown are dropped: their owners are going away too.
-        if (stopping) {
-          auto dropped = std::move(tasks);
-          due.clear();
-          lock.unlock();
-          return;
-        }
-        wake.wait_until(lock, when);
-        continue;
-      }
-      Task task = std::move(first->second);
-      due.erase(first->first.second);
-      tasks.erase(first);
-      lock.unlock();
-      task();
-      task = nullptr;
-      lock.lock();
+      if (!timers.empty()) next = timers.begin()->first.first;
     }
+    if (!next) return;
+    wake.expires_at(*next);
+    wake.async_wait([self](const std::error_code& ec) {
+      if (!ec) self->fire(self);
+    });
   }
 };
 
-Executor::Executor() : queue_(std::make_shared<Queue>()) {
-  thread_ = std::thread([queue = queue_] { queue->run(); });
+Executor::Executor() : loop_(std::make_shared<Loop>()) {
+  thread_ = std::thread([loop = loop_] { loop->io.run(); });
 }
 
 Executor::~Executor() {
+  std::map<std::pair<Clock::time_point, TimerId>, Task> dropped;
   {
-    std::lock_guard lock(queue_->mu);
-    queue_->stopping = true;
+    std::lock_guard lock(loop_->mu);
+    loop_->stopping = true;
+    dropped = std::move(loop_->timers);
+    loop_->due.clear();
   }
-  queue_->wake.notify_all();
+  dropped.clear();  // timers still pending at shutdown go: their owners are going away too
+  // The tasks already posted still run; then the loop runs out of work and returns.
+  asio::post(loop_->io, [loop = loop_] {
+    loop->wake.cancel();
+    loop->work.reset();
+  });
   if (in_executor_thread()) {
     thread_.detach();
   } else {
@@ -66,27 +72,29 @@ Executor::~Executor() {
   }
 }
 
-void Executor::post(Task task) { post_at(Clock::time_point::min(), std::move(task)); }
+void Executor::post(Task task) { asio::post(loop_->io, std::move(task)); }
 
 Executor::TimerId Executor::post_at(Clock::time_point when, Task task) {
   TimerId id;
   {
-    std::lock_guard lock(queue_->mu);
-    id = queue_->next_id++;
-    queue_->tasks.emplace(std::make_pair(when, id), std::move(task));
-    queue_->due.emplace(id, when);
+    std::lock_guard lock(loop_->mu);
+    id = loop_->next_id++;
+    if (loop_->stopping) return id;
+    loop_->timers.emplace(std::make_pair(when, id), std::move(task));
+    loop_->due.emplace(id, when);
+    if (loop_->timers.begin()->first.second != id) return id;  // an earlier wake-up is set
   }
-  queue_->wake.notify_one();
+  asio::post(loop_->io, [loop = loop_] { loop->fire(loop); });
   return id;
 }
 
 bool Executor::cancel(TimerId id) {
   Task dropped;  // destroyed after the lock is released: a task's captures may post on drop
-  std::lock_guard lock(queue_->mu);
-  auto it = queue_->due.find(id);
-  if (it == queue_->due.end()) return false;
-  auto node = queue_->tasks.extract({it->second, id});
-  queue_->due.erase(it);
+  std::lock_guard lock(loop_->mu);
+  auto it = loop_->due.find(id);
+  if (it == loop_->due.end()) return false;
+  auto node = loop_->timers.extract({it->second, id});
+  loop_->due.erase(it);
   dropped = std::move(node.mapped());
   return true;
 }
@@ -94,5 +102,7 @@ bool Executor::cancel(TimerId id) {
 bool Executor::in_executor_thread() const noexcept {
   return std::this_thread::get_id() == thread_.get_id();
 }
+
+asio::io_context& Executor::io_context() noexcept { return loop_->io; }
 
 }  // namespace dlock::detail

@@ -1,5 +1,6 @@
 // The library's own thread: runs user callbacks and timers so that no user code ever runs on a
-// backend's I/O thread or under an internal lock.
+// backend's I/O thread or under an internal lock. It is an asio io_context, so that backends'
+// own sockets, timers and TLS (Redis, PostgreSQL, dlock's ZooKeeper client) share the loop.
 #ifndef DLOCK_SRC_CORE_EXECUTOR_H_
 #define DLOCK_SRC_CORE_EXECUTOR_H_
 
@@ -10,6 +11,10 @@
 #include <thread>
 
 #include <dlock/clock.h>
+
+namespace asio {
+class io_context;
+}  // namespace asio
 
 namespace dlock::detail {
 
@@ -34,10 +39,13 @@ class Executor {
 
   bool in_executor_thread() const noexcept;
 
- private:
-  struct Queue;  // shared with the thread, so it outlives an executor destroyed by a task
+  // The loop, for backends' asio I/O objects. Their handlers run on the executor's thread.
+  asio::io_context& io_context() noexcept;
 
-  std::shared_ptr<Queue> queue_;
+ private:
+  struct Loop;  // shared with the thread, so it outlives an executor destroyed by a task
+
+  std::shared_ptr<Loop> loop_;
   std::thread thread_;
 };
 

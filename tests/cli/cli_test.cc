@@ -248,61 +248,6 @@ TEST_F(CliTest, HelpIsAManPage) {
   }
 }
 
-// dlock killed while it holds (SIGKILL to dlock alone, or to its whole process group as
-// `timeout -s KILL` sends it): its command, child included, is killed, and the lock stays held
-// until the last of them is gone, so the next holder never runs alongside them.
-TEST_F(CliTest, KillingDlockKillsItsCommandBeforeTheLockIsFree) {
-  const std::string backend = "file://" + dir_.path();
-  for (const bool whole_group : {false, true}) {
-    SCOPED_TRACE(whole_group ? "SIGKILL to dlock's process group" : "SIGKILL to dlock");
-    const std::string name = whole_group ? "/killed/group" : "/killed/alone";
-    HolderWithChild holder([this](std::vector<std::string> args) { return dlock(std::move(args)); },
-                           name, dir_.file("pids-" + std::to_string(whole_group)));
-    if (whole_group) {
-      holder.dlock().signal_group(SIGKILL);
-    } else {
-      holder.dlock().signal(SIGKILL);
-    }
-    Process next(dlock({"run", "-w", "20s", name, "-c", holder.print_running_command()}));
-    EXPECT_EQ(128 + SIGKILL, holder.dlock().wait().status);
-    EXPECT_TRUE(eventually([&] { return !holder.command_running(); }, 10s))
-        << "the command outlived dlock";
-    const Finished f = next.wait();
-    EXPECT_EQ(0, f.status) << f.err;
-    EXPECT_EQ("", f.out) << "the next holder ran alongside the killed holder's command";
-    EXPECT_TRUE(eventually([&] { return processes_with_argument(backend).empty(); }, 10s))
-        << "a process of dlock's outlived the command";
-  }
-}
-
-// A name in use as another kind of lock is refused with one clear error on every backend
-// (cli_zk_test.cc has the same for ZooKeeper); once nobody uses it, its kind may change.
-TEST_F(CliTest, AnotherKindOfLockOnTheNameIsRefused) {
-  auto semaphore = hold("/kinds/m", {"--max", "2"});
-  for (const std::vector<std::string>& options :
-       {std::vector<std::string>{}, std::vector<std::string>{"--shared"}}) {
-    std::vector<std::string> args = {"run", "-n"};
-    args.insert(args.end(), options.begin(), options.end());
-    args.insert(args.end(), {"/kinds/m", "--", "true"});
-    const Finished f = run_dlock(args);
-    EXPECT_EQ(65, f.status) << f.err;
-    EXPECT_NE(std::string::npos, f.err.find("in use as a semaphore")) << f.err;
-  }
-  const Finished more = run_dlock({"run", "-n", "--max", "3", "/kinds/m", "--", "true"});
-  EXPECT_EQ(65, more.status) << more.err;
-  EXPECT_NE(std::string::npos, more.err.find("has 2 permits; this handle asked for 3")) << more.err;
-  auto exclusive = hold("/kinds/x");
-  const Finished f = run_dlock({"run", "-n", "--max", "2", "/kinds/x", "--", "true"});
-  EXPECT_EQ(65, f.status) << f.err;
-  EXPECT_NE(std::string::npos, f.err.find("not a semaphore")) << f.err;
-  for (auto* holder : {&semaphore, &exclusive}) {
-    (*holder)->signal(SIGTERM);
-    EXPECT_EQ(128 + SIGTERM, (*holder)->wait().status);
-  }
-  EXPECT_EQ(0, run_dlock({"run", "-n", "/kinds/m", "--", "true"}).status);
-  EXPECT_EQ(0, run_dlock({"run", "-n", "--max", "3", "/kinds/x", "--", "true"}).status);
-}
-
 // Bad input that slipped through before: empty values, unknown commands, names that would
 // write to the terminal or flood it, a component too long for a file name.
 TEST_F(CliTest, EmptyValuesUnknownCommandsAndHostileNames) {

@@ -130,34 +130,6 @@ TEST_F(CliZkTest, OnLostTermIsTheDefault) {
   EXPECT_TRUE(file_exists(got_term));
 }
 
-// dlock killed while it holds (SIGKILL to dlock alone, or to its whole process group as
-// `timeout -s KILL` sends it): its command, child included, is killed before the session
-// expires, so the next holder, let in by the expiry, never runs alongside it.
-TEST_F(CliZkTest, KillingDlockKillsItsCommandBeforeTheSessionExpires) {
-  const std::string backend = url(ZkServer::shared().connect_string(), "?session_timeout=2s");
-  for (const bool whole_group : {false, true}) {
-    SCOPED_TRACE(whole_group ? "SIGKILL to dlock's process group" : "SIGKILL to dlock");
-    const std::string name = whole_group ? "/killed/group" : "/killed/alone";
-    HolderWithChild holder(
-        [&](std::vector<std::string> args) { return dlock(std::move(args), backend); }, name,
-        dir_.file("pids-" + std::to_string(whole_group)));
-    if (whole_group) {
-      holder.dlock().signal_group(SIGKILL);
-    } else {
-      holder.dlock().signal(SIGKILL);
-    }
-    Process next(dlock({"run", "-w", "30s", name, "-c", holder.print_running_command()}));
-    EXPECT_EQ(128 + SIGKILL, holder.dlock().wait().status);
-    EXPECT_TRUE(eventually([&] { return !holder.command_running(); }, 10s))
-        << "the command outlived dlock";
-    const Finished f = next.wait();
-    EXPECT_EQ(0, f.status) << f.err;
-    EXPECT_EQ("", f.out) << "the next holder ran alongside the killed holder's command";
-    EXPECT_TRUE(eventually([&] { return processes_with_argument(backend).empty(); }, 10s))
-        << "a process of dlock's outlived the command";
-  }
-}
-
 // A signal while dlock connects ends it at once with 128+N, as while it waits for the lock.
 TEST_F(CliZkTest, SignalsEndAConnectAttempt) {
   FaultProxy proxy(ZkServer::shared().port());
@@ -176,30 +148,6 @@ TEST_F(CliZkTest, SignalsEndAConnectAttempt) {
     attempt.signal(SIGTERM);
     EXPECT_EQ(128 + SIGTERM, attempt.wait(10s).status) << query[0];
   }
-}
-
-// A name in use as another kind of lock is refused with one clear error on every backend
-// (cli_test.cc has the same for files); so is a semaphore of other permits.
-TEST_F(CliZkTest, AnotherKindOfLockOnTheNameIsRefused) {
-  auto semaphore = hold("/kinds/m", {"--max", "2"});
-  for (const std::vector<std::string>& options :
-       {std::vector<std::string>{}, std::vector<std::string>{"--shared"}}) {
-    std::vector<std::string> args = {"run", "-n"};
-    args.insert(args.end(), options.begin(), options.end());
-    args.insert(args.end(), {"/kinds/m", "--", "true"});
-    const Finished f = run(dlock(args));
-    EXPECT_EQ(65, f.status) << f.err;
-    EXPECT_NE(std::string::npos, f.err.find("in use as a semaphore")) << f.err;
-  }
-  const Finished more = run(dlock({"run", "-n", "--max", "3", "/kinds/m", "--", "true"}));
-  EXPECT_EQ(65, more.status) << more.err;
-  EXPECT_NE(std::string::npos, more.err.find("has 2 permits; this handle asked for 3")) << more.err;
-  auto exclusive = hold("/kinds/x");
-  const Finished f = run(dlock({"run", "-n", "--max", "2", "/kinds/x", "--", "true"}));
-  EXPECT_EQ(65, f.status) << f.err;
-  EXPECT_NE(std::string::npos, f.err.find("not a semaphore")) << f.err;
-  stop(semaphore);
-  stop(exclusive);
 }
 
 // The library's own words reach the user, with the status the table promises.

@@ -1,0 +1,124 @@
+// The dlock command's promises that hold on every backend, typed over the backends: a new
+// backend joins with one fixture below. Backend-specific behaviour stays in cli_test.cc
+// (files) and cli_zk_test.cc (ZooKeeper).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dlock_process.h"
+#include "zk_server.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct FileCli {
+  static constexpr const char* kName = "File";
+  // A name is free for another kind as soon as its last user is gone.
+  static constexpr bool kKindFreeOnRelease = true;
+  std::string url() const { return "file://" + dir.path(); }
+  TempDir dir;
+};
+
+struct ZkCli {
+  static constexpr const char* kName = "ZooKeeper";
+  // The lock node keeps a semaphore's permits until the server removes it, empty.
+  static constexpr bool kKindFreeOnRelease = false;
+  ZkCli() : chroot(unique_chroot()) { ensure_path(ZkServer::shared().connect_string(), chroot); }
+  // A short session, so that a holder killed with SIGKILL lets the next one in quickly.
+  std::string url() const {
+    return "zk://" + ZkServer::shared().connect_string() + chroot + "?session_timeout=2s";
+  }
+  std::string chroot;
+};
+
+template <class Backend>
+class CliBackendsTest : public ::testing::Test {
+ protected:
+  std::vector<std::string> dlock(std::vector<std::string> args) const {
+    args.insert(args.begin(), {dlock_cli(), "--backend", backend_.url()});
+    return args;
+  }
+  Finished run_dlock(std::vector<std::string> args) const { return run(dlock(std::move(args))); }
+  std::unique_ptr<Process> hold(const std::string& name, std::vector<std::string> options = {}) {
+    return start_holder([this](std::vector<std::string> args) { return dlock(std::move(args)); },
+                        name, options, files_.file("held-" + std::to_string(holders_++)));
+  }
+
+  Backend backend_;
+  TempDir files_;
+  int holders_ = 0;
+};
+
+struct BackendNames {
+  template <class T>
+  static std::string GetName(int) {
+    return T::kName;
+  }
+};
+using Backends = ::testing::Types<FileCli, ZkCli>;
+TYPED_TEST_SUITE(CliBackendsTest, Backends, BackendNames);
+
+// dlock killed while it holds (SIGKILL to dlock alone, or to its whole process group as
+// `timeout -s KILL` sends it): its command, child included, is killed before the lock can pass
+// (on files the lock stays held until the last of them is gone; on ZooKeeper they are dead
+// long before the session expires), so the next holder never runs alongside them.
+TYPED_TEST(CliBackendsTest, KillingDlockKillsItsCommandBeforeTheLockCanPass) {
+  for (const bool whole_group : {false, true}) {
+    SCOPED_TRACE(whole_group ? "SIGKILL to dlock's process group" : "SIGKILL to dlock");
+    const std::string name = whole_group ? "/killed/group" : "/killed/alone";
+    HolderWithChild holder(
+        [this](std::vector<std::string> args) { return this->dlock(std::move(args)); }, name,
+        this->files_.file("pids-" + std::to_string(whole_group)));
+    if (whole_group) {
+      holder.dlock().signal_group(SIGKILL);
+    } else {
+      holder.dlock().signal(SIGKILL);
+    }
+    Process next(this->dlock({"run", "-w", "30s", name, "-c", holder.print_running_command()}));
+    EXPECT_EQ(128 + SIGKILL, holder.dlock().wait().status);
+    EXPECT_TRUE(eventually([&] { return !holder.command_running(); }, 10s))
+        << "the command outlived dlock";
+    const Finished f = next.wait();
+    EXPECT_EQ(0, f.status) << f.err;
+    EXPECT_EQ("", f.out) << "the next holder ran alongside the killed holder's command";
+    EXPECT_TRUE(
+        eventually([&] { return processes_with_argument(this->backend_.url()).empty(); }, 10s))
+        << "a process of dlock's outlived the command";
+  }
+}
+
+// A name in use as another kind of lock is refused with one clear error (65), as is a
+// semaphore of other permits; once nobody uses the name, on files, its kind may change.
+TYPED_TEST(CliBackendsTest, AnotherKindOfLockOnTheNameIsRefused) {
+  auto semaphore = this->hold("/kinds/m", {"--max", "2"});
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{}, std::vector<std::string>{"--shared"}}) {
+    std::vector<std::string> args = {"run", "-n"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"/kinds/m", "--", "true"});
+    const Finished f = this->run_dlock(args);
+    EXPECT_EQ(65, f.status) << f.err;
+    EXPECT_NE(std::string::npos, f.err.find("in use as a semaphore")) << f.err;
+  }
+  const Finished more = this->run_dlock({"run", "-n", "--max", "3", "/kinds/m", "--", "true"});
+  EXPECT_EQ(65, more.status) << more.err;
+  EXPECT_NE(std::string::npos, more.err.find("has 2 permits; this handle asked for 3")) << more.err;
+  auto exclusive = this->hold("/kinds/x");
+  const Finished f = this->run_dlock({"run", "-n", "--max", "2", "/kinds/x", "--", "true"});
+  EXPECT_EQ(65, f.status) << f.err;
+  EXPECT_NE(std::string::npos, f.err.find("not a semaphore")) << f.err;
+  stop_holder(semaphore);
+  stop_holder(exclusive);
+  EXPECT_EQ(0, this->run_dlock({"run", "-n", "/kinds/m", "--", "true"}).status);
+  if (TypeParam::kKindFreeOnRelease) {
+    EXPECT_EQ(0, this->run_dlock({"run", "-n", "--max", "3", "/kinds/x", "--", "true"}).status);
+  }
+}
+
+}  // namespace
+}  // namespace dlock::test
