@@ -1,4 +1,4 @@
-// Contender node names and lock order (engine/node_name.h): Curator-compatible naming, the sort
+// Contender node names and lock order (backends/zk/node_name.h): Curator-compatible naming, the sort
 // key, and the refusal of directories whose order other clients might not share.
 #include "backends/zk/node_name.h"
 

@@ -1,4 +1,4 @@
-// The lock policies (engine/policy.h), from tables: who holds, and whom each waiter watches.
+// The lock policies (backends/zk/policy.h), from tables: who holds, and whom each waiter watches.
 #include "backends/zk/policy.h"
 
 #include <gtest/gtest.h>
