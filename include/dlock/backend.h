@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <dlock/clock.h>
+#include <dlock/export.h>
 
 namespace dlock {
 
@@ -63,7 +64,7 @@ struct LockStatus {
 };
 
 // Thread safety: a Backend is safe for concurrent use from multiple threads.
-class Backend : public std::enable_shared_from_this<Backend> {
+class DLOCK_EXPORT Backend : public std::enable_shared_from_this<Backend> {
  public:
   virtual ~Backend();
 

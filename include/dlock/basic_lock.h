@@ -12,6 +12,7 @@
 
 #include <dlock/backend.h>
 #include <dlock/clock.h>
+#include <dlock/export.h>
 #include <dlock/lease.h>
 #include <dlock/timed_lock.h>
 
@@ -32,7 +33,7 @@ class LockHandle;
 //
 // Thread safety: all members may be called concurrently; a second attempt while one is in
 // flight or held fails with errc::already_locked.
-class BasicLock : public detail::TimedLock<BasicLock> {
+class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
  public:
   BasicLock(const BasicLock&) = delete;
   BasicLock& operator=(const BasicLock&) = delete;

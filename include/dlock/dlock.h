@@ -7,6 +7,7 @@
 #include <dlock/error.h>
 #include <dlock/file.h>
 #include <dlock/lease.h>
+#include <dlock/lock_path.h>
 #include <dlock/multi_lock.h>
 #include <dlock/mutex.h>
 #include <dlock/open.h>

@@ -11,6 +11,8 @@
 #include <string>
 #include <system_error>
 
+#include <dlock/export.h>
+
 namespace dlock {
 
 enum class errc {
@@ -55,11 +57,11 @@ enum class errc {
   lock_mismatch,
 };
 
-const std::error_category& error_category() noexcept;
-std::error_code make_error_code(errc e) noexcept;
+DLOCK_EXPORT const std::error_category& error_category() noexcept;
+DLOCK_EXPORT std::error_code make_error_code(errc e) noexcept;
 
 // The exception thrown by the blocking calls. what() is "<context>: <message of the code>".
-class Error : public std::system_error {
+class DLOCK_EXPORT Error : public std::system_error {
  public:
   Error(std::error_code code, const std::string& context) : std::system_error(code, context) {}
   Error(errc code, const std::string& context) : Error(make_error_code(code), context) {}

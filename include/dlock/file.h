@@ -32,6 +32,7 @@
 #include <vector>
 
 #include <dlock/backend.h>
+#include <dlock/export.h>
 
 namespace dlock::file {
 
@@ -42,9 +43,9 @@ struct Options {
 };
 
 // $XDG_RUNTIME_DIR/dlock if XDG_RUNTIME_DIR is set, else /tmp/dlock-<uid>.
-std::string default_directory();
+DLOCK_EXPORT std::string default_directory();
 
-class Backend : public dlock::Backend {
+class DLOCK_EXPORT Backend : public dlock::Backend {
  public:
   // Throws dlock::Error: invalid_argument (a relative directory), permission_denied (the
   // directory cannot be created or opened, or it is owned by another user, or it is a

@@ -7,6 +7,8 @@
 #include <stop_token>
 #include <string>
 
+#include <dlock/export.h>
+
 namespace dlock {
 
 namespace detail {
@@ -19,7 +21,7 @@ struct LeaseAccess;
 //
 // Thread safety: a Lease is not synchronised; use one from one thread at a time, or guard it.
 // lost() may be waited on from any thread.
-class Lease {
+class DLOCK_EXPORT Lease {
  public:
   Lease() noexcept;
   explicit Lease(std::shared_ptr<detail::Holding> holding) noexcept;

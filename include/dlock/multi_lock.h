@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <dlock/basic_lock.h>
+#include <dlock/export.h>
 #include <dlock/mutex.h>
 #include <dlock/timed_lock.h>
 
@@ -27,7 +28,7 @@ namespace dlock {
 //
 // Errors are those of BasicLock (see basic_lock.h); the constructor throws invalid_path and
 // invalid_argument (no path, or one path twice). Thread safety: as BasicLock.
-class MultiLock : public detail::TimedLock<MultiLock> {
+class DLOCK_EXPORT MultiLock : public detail::TimedLock<MultiLock> {
  public:
   MultiLock(std::shared_ptr<Backend> backend, std::vector<std::string> paths,
             LockOptions options = {});

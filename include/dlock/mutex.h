@@ -13,13 +13,14 @@
 #include <string>
 
 #include <dlock/basic_lock.h>
+#include <dlock/export.h>
 
 namespace dlock {
 
 // First come, first served; one release wakes one waiter. On ZooKeeper the lock is Apache
 // Curator's InterProcessMutex on the wire: the two exclude each other on one path. The
 // surface and its errors are BasicLock's.
-class Mutex : public BasicLock {
+class DLOCK_EXPORT Mutex : public BasicLock {
  public:
   // `path` is slash-separated and absolute ("/locks/orders"); its parents are created as
   // needed. Throws dlock::Error(invalid_path) if the backend cannot name it.

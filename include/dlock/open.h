@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include <dlock/backend.h>
+#include <dlock/export.h>
 
 namespace dlock {
 
@@ -31,7 +32,7 @@ namespace dlock {
 //   not_supported     redis:// or postgres:// (not built yet);
 //   connect_failed, auth_failed, cancelled   zk:// as zk::Session::connect();
 //   permission_denied, backend_failure    file: as file::Backend::open().
-std::shared_ptr<Backend> open(std::string_view url);
+DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url);
 
 // How open() may wait for a server.
 struct OpenOptions {
@@ -43,14 +44,15 @@ struct OpenOptions {
 };
 
 // As open(url), waiting as `options` say.
-std::shared_ptr<Backend> open(std::string_view url, const OpenOptions& options);
+DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url, const OpenOptions& options);
 // As open(url, {.connect_timeout = connect_timeout}).
-std::shared_ptr<Backend> open(std::string_view url, std::chrono::milliseconds connect_timeout);
+DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url,
+                                           std::chrono::milliseconds connect_timeout);
 
 // Reads a duration: a non-negative decimal number with a unit, "500ms", "30s", "1.5s", "5m",
 // "1h", "2d"; a bare number counts seconds (as flock(1) reads "-w 2.5"). Rounded up to whole
 // milliseconds. Throws dlock::Error(invalid_argument) naming the text otherwise.
-std::chrono::milliseconds parse_duration(std::string_view text);
+DLOCK_EXPORT std::chrono::milliseconds parse_duration(std::string_view text);
 
 }  // namespace dlock
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include <dlock/basic_lock.h>
+#include <dlock/export.h>
 
 namespace dlock {
 
@@ -19,7 +20,7 @@ namespace dlock {
 // does a Semaphore on a path in use as a Mutex or SharedMutex.
 // On ZooKeeper this is not Curator's InterProcessSemaphoreV2 layout (see docs/protocol.md).
 // The surface and its errors are BasicLock's.
-class Semaphore : public BasicLock {
+class DLOCK_EXPORT Semaphore : public BasicLock {
  public:
   // Throws dlock::Error: invalid_path, invalid_argument (permits is 0).
   Semaphore(std::shared_ptr<Backend> backend, std::string path, std::uint32_t permits,

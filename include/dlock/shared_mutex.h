@@ -13,6 +13,7 @@
 #include <string>
 
 #include <dlock/basic_lock.h>
+#include <dlock/export.h>
 #include <dlock/timed_lock.h>
 
 namespace dlock {
@@ -28,8 +29,8 @@ namespace dlock {
 // downgrade() to go from write to read without letting a queued writer in.
 //
 // Errors are those of BasicLock (see basic_lock.h). Thread safety: as BasicLock.
-class SharedMutex : public detail::TimedLock<SharedMutex>,
-                    public detail::SharedTimedLock<SharedMutex> {
+class DLOCK_EXPORT SharedMutex : public detail::TimedLock<SharedMutex>,
+                                 public detail::SharedTimedLock<SharedMutex> {
  public:
   // Throws dlock::Error(invalid_path).
   SharedMutex(std::shared_ptr<Backend> backend, std::string path, LockOptions options = {});

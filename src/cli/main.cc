@@ -8,9 +8,9 @@
 #include <iostream>
 
 #include <dlock/dlock.h>
+#include <dlock/lock_path.h>
 #include <dlock/open.h>
 
-#include "core/lock_path.h"
 #include "exit_status.h"
 #include "report.h"
 #include "run_command.h"
@@ -88,7 +88,7 @@ bool read_duration(const std::string& option, const std::string& text,
 }
 
 int report_error(const Error& e, Phase phase) {
-  std::fprintf(stderr, "dlock: %s\n", detail::printable(e.what(), 1000).c_str());
+  std::fprintf(stderr, "dlock: %s\n", printable(e.what(), 1000).c_str());
   return exit_status_for(e.code(), phase);
 }
 
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
 
   if (const auto command = unknown_command(argc, argv)) {
     std::fprintf(stderr, "dlock: unknown command '%s' (commands: run, status, list; see --help)\n",
-                 detail::printable(*command).c_str());
+                 printable(*command).c_str());
     return kUsage;
   }
   try {

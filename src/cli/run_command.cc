@@ -12,10 +12,10 @@
 #include <thread>
 
 #include <dlock/dlock.h>
+#include <dlock/lock_path.h>
 #include <dlock/open.h>
 
 #include "child_process.h"
-#include "core/lock_path.h"
 #include "exit_status.h"
 #include "signals.h"
 #include "wait_line.h"
@@ -31,7 +31,7 @@ constexpr std::size_t kLongestMessage = 1000;
 constexpr milliseconds kDefaultGrace{5000};  // backends whose locks are never lost
 
 void say(const std::string& message) {
-  std::fprintf(stderr, "dlock: %s\n", detail::printable(message, kLongestMessage).c_str());
+  std::fprintf(stderr, "dlock: %s\n", printable(message, kLongestMessage).c_str());
 }
 
 // Wakes the main loop from the library's threads.
@@ -118,7 +118,7 @@ class Runner {
     deadline_ = !options_.wait                ? Clock::time_point::max()
                 : options_.wait->count() == 0 ? Clock::time_point::min()
                                               : detail::deadline_after(*options_.wait);
-    detail::check_lock_path(options_.name);
+    check_lock_path(options_.name);
     Lease lease;
     if (const int status = acquire(start, lease); status >= 0) return status;
     return hold_while_running(lease);
@@ -184,7 +184,7 @@ class Runner {
     }
     if (interrupted_by != 0 && ec == errc::cancelled) return kSignalBase + interrupted_by;
     if (ec == errc::timed_out && acquired->phase == Phase::locking) {
-      if (options_.verbose) say(detail::printable(options_.name) + " is busy; gave up");
+      if (options_.verbose) say(printable(options_.name) + " is busy; gave up");
       return options_.conflict_exit_code;
     }
     say(acquired->message);
@@ -227,8 +227,7 @@ class Runner {
 
   int hold_while_running(Lease& lease) {
     if (options_.verbose)
-      say("holding " + detail::printable(options_.name) + " (token " +
-          std::to_string(lease.token()) + ")");
+      say("holding " + printable(options_.name) + " (token " + std::to_string(lease.token()) + ")");
     std::atomic<bool> lost{false};
     std::stop_callback on_lost(lease.lost(), [&] {
       lost = true;
@@ -268,19 +267,19 @@ class Runner {
         lost_reported_ = true;
         switch (options_.on_lost) {
           case OnLost::term:
-            say("lost the lock on " + detail::printable(options_.name) +
+            say("lost the lock on " + printable(options_.name) +
                 "; sending SIGTERM to the command, SIGKILL in " + short_duration_ms(grace));
             child->signal_group(SIGTERM);
             kill_at = Clock::now() + grace;
             stopping_for_loss = true;
             break;
           case OnLost::kill:
-            say("lost the lock on " + detail::printable(options_.name) + "; killing the command");
+            say("lost the lock on " + printable(options_.name) + "; killing the command");
             child->signal_group(SIGKILL);
             stopping_for_loss = true;
             break;
           case OnLost::ignore:
-            say("lost the lock on " + detail::printable(options_.name) +
+            say("lost the lock on " + printable(options_.name) +
                 "; the command goes on (--on-lost=ignore)");
             break;
         }

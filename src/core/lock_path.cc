@@ -2,7 +2,7 @@
 
 #include <dlock/error.h>
 
-namespace dlock::detail {
+namespace dlock {
 
 namespace {
 
@@ -86,6 +86,10 @@ std::string printable(std::string_view text, std::size_t limit) {
   if (at < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
   return out;
 }
+
+}  // namespace dlock
+
+namespace dlock::detail {
 
 std::vector<std::string> path_prefixes(std::string_view path) {
   std::vector<std::string> prefixes;

@@ -11,7 +11,7 @@
 
 namespace {
 
-using dlock::detail::check_lock_path;
+using dlock::check_lock_path;
 using dlock::detail::path_prefixes;
 
 struct PathCase {
@@ -52,7 +52,7 @@ TEST_P(InvalidPathTest, ThrowsInvalidPathNamingIt) {
   } catch (const dlock::Error& e) {
     EXPECT_EQ(e.code(), dlock::errc::invalid_path);
     // Named as it is safe to print (see Printable below).
-    EXPECT_NE(std::string(e.what()).find("'" + dlock::detail::printable(path) + "'"),
+    EXPECT_NE(std::string(e.what()).find("'" + dlock::printable(path) + "'"),
               std::string::npos)
         << e.what();
   }
@@ -93,7 +93,7 @@ TEST(PathPrefixes, ListsEveryAncestorAndThePath) {
 
 // Names in messages: a terminal never receives a control byte, nor ten thousand bytes.
 TEST(Printable, EscapesControlBytesAndCutsLongText) {
-  using dlock::detail::printable;
+  using dlock::printable;
   EXPECT_EQ(printable("/jobs/nightly"), "/jobs/nightly");
   EXPECT_EQ(printable("/caf\xc3\xa9"), "/caf\xc3\xa9");  // UTF-8 passes
   EXPECT_EQ(printable("/a\x1b[2J\n"), "/a\\x1b[2J\\x0a");

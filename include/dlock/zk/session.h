@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <dlock/backend.h>
+#include <dlock/export.h>
 #include <dlock/lease.h>
 #include <dlock/zk/types.h>
 
@@ -47,7 +48,7 @@ enum class SessionState {
   closed,
 };
 
-std::string_view to_string(SessionState s) noexcept;
+DLOCK_EXPORT std::string_view to_string(SessionState s) noexcept;
 
 // The session. connect() returns it already connected. If the server expires the session, or
 // the connection stays down until the server may have expired it, every lock held on it is
@@ -55,7 +56,7 @@ std::string_view to_string(SessionState s) noexcept;
 // leases never move to the new session.
 //
 // Thread safety: safe for concurrent use from multiple threads.
-class Session : public Backend {
+class DLOCK_EXPORT Session : public Backend {
  public:
   // Connects and waits for the session. Throws dlock::Error: invalid_argument (empty or
   // malformed hosts, a port outside 1-65535, a chroot that is not an absolute path, a session
@@ -121,7 +122,7 @@ namespace dlock {
 
 // The session options a zk:// URL stands for (open.h), without connecting. Throws
 // dlock::Error(invalid_argument) as open().
-zk::Options parse_zk_url(std::string_view url);
+DLOCK_EXPORT zk::Options parse_zk_url(std::string_view url);
 
 }  // namespace dlock
 

@@ -7,12 +7,14 @@
 #include <string>
 #include <system_error>
 
+#include <dlock/export.h>
+
 namespace dlock::zk {
 
 enum class LogLevel { error = 1, warn = 2, info = 3, debug = 4 };
 
 // One operation of a multi() transaction.
-struct Op {
+struct DLOCK_EXPORT Op {
   enum class Kind { create, remove, set, check };
   Kind kind{};
   std::string path{};
@@ -27,7 +29,7 @@ struct Op {
 };
 
 // The category of ZooKeeper's own return codes (ZNONODE and the rest).
-const std::error_category& error_category() noexcept;
+DLOCK_EXPORT const std::error_category& error_category() noexcept;
 
 }  // namespace dlock::zk
 

@@ -123,7 +123,7 @@ Backend::~Backend() = default;
 const std::string& Backend::directory() const noexcept { return impl_->root_; }
 
 std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_point) {
-  if (prefix != "/") detail::check_lock_path(prefix);
+  if (prefix != "/") check_lock_path(prefix);
   const std::string start = lock_dir_of("", prefix);  // "" or "/a/b"
   std::vector<std::string> paths;
   walk_locks(impl_->root_, start.empty() ? "" : start.substr(1),
@@ -133,7 +133,7 @@ std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_poin
 }
 
 LockStatus Backend::status(std::string_view path, Clock::time_point) {
-  detail::check_lock_path(path);
+  check_lock_path(path);
   const std::string dir = lock_dir_of(impl_->root_, path);
   return {.path = std::string(path),
           .holders = entries_of(live_records(dir + "/" + std::string(kHoldersDir)), true),

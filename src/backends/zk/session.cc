@@ -44,15 +44,15 @@ void check_host(std::string_view host) {
   const bool bracketed = host.starts_with('[');
   if (colon == std::string_view::npos || colon == 0 ||
       (bracketed && host.substr(0, colon).back() != ']')) {
-    throw Error(errc::invalid_argument, "ZooKeeper host '" + detail::printable(host) +
+    throw Error(errc::invalid_argument, "ZooKeeper host '" + printable(host) +
                                             "' is not host:port (e.g. 127.0.0.1:2181)");
   }
   const std::string_view port = host.substr(colon + 1);
   unsigned value = 0;
   const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
   if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) {
-    throw Error(errc::invalid_argument, "port '" + detail::printable(port) +
-                                            "' of ZooKeeper host '" + detail::printable(host) +
+    throw Error(errc::invalid_argument, "port '" + printable(port) +
+                                            "' of ZooKeeper host '" + printable(host) +
                                             "' is not a number from 1 to 65535");
   }
 }
@@ -65,7 +65,7 @@ void check_options(const Options& options) {
   }
   if (!options.chroot.empty()) {
     try {
-      detail::check_lock_path(options.chroot);
+      check_lock_path(options.chroot);
     } catch (const Error& e) {
       throw Error(errc::invalid_argument, std::string("chroot ") + e.what());
     }
@@ -395,7 +395,7 @@ std::error_code Session::guarded_multi(const Lease& lease, const std::vector<Op>
 void Session::close() noexcept { impl_->close(make_error_code(errc::session_closed)); }
 
 LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
-  detail::check_lock_path(path);
+  check_lock_path(path);
   auto client = impl_->client_or_throw();
   const std::string dir(path);
   // The directory's data holds a semaphore's permits; read it in the same round trip.
@@ -458,7 +458,7 @@ bool is_contender(std::string_view name) {
 }  // namespace
 
 std::vector<std::string> Session::list(std::string_view prefix, Clock::time_point deadline) {
-  if (prefix != "/") detail::check_lock_path(prefix);
+  if (prefix != "/") check_lock_path(prefix);
   auto client = impl_->client_or_throw();
   std::vector<std::string> locks;
   std::vector<std::string> to_visit{std::string(prefix)};
