@@ -14,6 +14,10 @@
 #include <dlock/backend.h>
 #include <dlock/lease.h>
 
+namespace dlock {
+class Error;
+}  // namespace dlock
+
 namespace dlock::detail {
 
 class Executor;
@@ -64,6 +68,9 @@ struct Outcome {
   static Outcome failure(std::error_code error, std::string detail = {}) {
     return {error, std::move(detail), nullptr};
   }
+  // The failure an exception reports: its code, and its text without the code's own message
+  // (the handle adds that again).
+  static Outcome failure(const Error& error);
   static Outcome success(std::shared_ptr<Holding> holding) { return {{}, {}, std::move(holding)}; }
 };
 

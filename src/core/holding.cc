@@ -10,6 +10,13 @@ void Holding::mark_lost(Executor& executor) {
                  [&] { executor.post([source = lost_]() mutable { source.request_stop(); }); });
 }
 
+Outcome Outcome::failure(const Error& error) {
+  std::string detail = error.what();
+  const std::string suffix = ": " + error.code().message();
+  if (detail.ends_with(suffix)) detail.resize(detail.size() - suffix.size());
+  return failure(error.code(), std::move(detail));
+}
+
 void Contender::acquire_beside(const Holding&, Done done) {
   done(Outcome::failure(errc::not_supported, "downgrade"));
 }

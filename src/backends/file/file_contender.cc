@@ -14,6 +14,7 @@
 #include <dlock/error.h>
 
 #include "core/holder_data.h"
+#include "core/polling_attempt.h"
 #include "counters.h"
 #include "lock_dir.h"
 #include "posix.h"
@@ -25,8 +26,8 @@ namespace dlock::file_backend {
 
 namespace {
 
-constexpr auto kFirstPoll = std::chrono::milliseconds(1);
-constexpr auto kLongestPoll = std::chrono::milliseconds(20);
+constexpr Clock::duration kFirstPoll = std::chrono::milliseconds(1);
+constexpr Clock::duration kLongestPoll = std::chrono::milliseconds(20);
 
 // Zero-padded, so that names sort as numbers do.
 std::string padded(std::uint64_t n) {
@@ -64,15 +65,6 @@ std::optional<FileLock> try_lock_file(const std::string& path, bool shared) {
   return FileLock{std::move(fd), std::move(claim)};
 }
 
-// What an Error says beyond its code's message (the handle adds the message again).
-std::string context_of(const Error& e) {
-  std::string what = e.what();
-  const std::string suffix = ": " + e.code().message();
-  if (what.size() >= suffix.size() && what.ends_with(suffix))
-    what.resize(what.size() - suffix.size());
-  return what;
-}
-
 class FileHolding : public detail::Holding {
  public:
   FileHolding(FileLock lock, ShapeClaim shape, Record record, std::uint64_t token)
@@ -95,59 +87,12 @@ class FileHolding : public detail::Holding {
   Record record_;
 };
 
-}  // namespace
-
-// One acquisition. Every step runs on the executor, so the state needs no lock.
-class FileContender::Attempt : public std::enable_shared_from_this<Attempt> {
+// What a file contender does at each step of a polling attempt (core/polling_attempt.h).
+class FileSteps final : public detail::PollingAttempt::Steps {
  public:
-  Attempt(std::shared_ptr<const Site> site, Clock::time_point deadline, std::stop_token stop,
-          Done done)
-      : site_(std::move(site)),
-        deadline_(deadline),
-        stop_(std::move(stop)),
-        done_(std::move(done)) {}
+  explicit FileSteps(std::shared_ptr<const Site> site) : site_(std::move(site)) {}
 
-  void start() {
-    std::weak_ptr<Attempt> weak = weak_from_this();
-    on_stop_.emplace(stop_, std::function<void()>([weak, executor = site_->executor] {
-                       executor->post([weak] {
-                         if (auto self = weak.lock()) self->poll();
-                       });
-                     }));
-    site_->executor->post([self = shared_from_this()] { self->poll(); });
-  }
-
-  void cancel() {
-    site_->executor->post(
-        [self = shared_from_this()] { self->finish(detail::Outcome::failure(errc::cancelled)); });
-  }
-
- private:
-  void poll() {
-    if (finished_) return;
-    if (stop_.stop_requested()) return finish(detail::Outcome::failure(errc::cancelled));
-    try {
-      if (auto holding = try_take()) return finish(detail::Outcome::success(std::move(holding)));
-      const auto now = Clock::now();
-      if (now >= deadline_) return finish(detail::Outcome::failure(errc::timed_out));
-      if (waiting_.path().empty()) {
-        waiting_ = Record::publish(site_->dir + "/" + std::string(kWaitersDir), waiter_name(),
-                                   detail::encode_holder_data(site_->label));
-      }
-      schedule(std::min(deadline_, now + backoff_));
-      backoff_ = std::min(backoff_ * 2, std::chrono::duration_cast<Clock::duration>(kLongestPoll));
-    } catch (const Error& e) {
-      finish(detail::Outcome::failure(e.code(), context_of(e)));
-    }
-  }
-
-  void schedule(Clock::time_point when) {
-    // The timer keeps the attempt alive: nothing else owns it while it waits.
-    site_->executor->post_at(when, [self = shared_from_this()] { self->poll(); });
-  }
-
-  // The holding if the lock was free, null if not. Throws dlock::Error.
-  std::shared_ptr<detail::Holding> try_take() {
+  std::shared_ptr<detail::Holding> try_take() override {
     const std::string& dir = site_->dir;
     if (!shape_) {
       make_directories(dir);
@@ -178,35 +123,32 @@ class FileContender::Attempt : public std::enable_shared_from_this<Attempt> {
                                          token);
   }
 
-  void finish(detail::Outcome outcome) {
-    if (finished_) return;
-    finished_ = true;
-    waiting_.remove();
-    shape_.reset();
-    on_stop_.reset();
-    Done done = std::move(done_);
-    done(std::move(outcome));
+  void waiting() override {
+    waiting_ = Record::publish(site_->dir + "/" + std::string(kWaitersDir), waiter_name(),
+                               detail::encode_holder_data(site_->label));
   }
 
+  void finished() noexcept override {
+    waiting_.remove();
+    shape_.reset();
+  }
+
+ private:
   const std::shared_ptr<const Site> site_;
-  const Clock::time_point deadline_;
-  const std::stop_token stop_;
-  Done done_;
-  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
-  bool finished_ = false;
   std::optional<ShapeClaim> shape_;  // from the first try on
   Record waiting_;
-  Clock::duration backoff_ = std::chrono::duration_cast<Clock::duration>(kFirstPoll);
 };
+
+}  // namespace
 
 FileContender::FileContender(Site site) : site_(std::make_shared<const Site>(std::move(site))) {}
 
 FileContender::~FileContender() { abandon(); }
 
 void FileContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
-  auto attempt = std::make_shared<Attempt>(site_, deadline, std::move(stop), std::move(done));
-  current_.set(attempt);
-  attempt->start();
+  current_.set(detail::PollingAttempt::start(site_->executor, std::make_unique<FileSteps>(site_),
+                                             {.first = kFirstPoll, .longest = kLongestPoll},
+                                             deadline, std::move(stop), std::move(done)));
 }
 
 void FileContender::abandon() noexcept {

@@ -16,6 +16,7 @@
 
 #include "core/contender.h"
 #include "core/executor.h"
+#include "core/polling_attempt.h"
 
 namespace dlock::file_backend {
 
@@ -35,11 +36,9 @@ class FileContender : public detail::Contender {
   void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
   void abandon() noexcept override;
 
-  class Attempt;
-
  private:
   const std::shared_ptr<const Site> site_;
-  detail::CurrentAttempt<Attempt> current_;
+  detail::CurrentAttempt<detail::PollingAttempt> current_;
 };
 
 }  // namespace dlock::file_backend

@@ -1,0 +1,66 @@
+// One attempt for backends that can only try, not queue on the server: flock without
+// blocking, Redis's SET NX, MySQL's GET_LOCK with no wait. It tries at once on the executor,
+// then again after a backoff that doubles from `first` to `longest`, until it holds, the
+// deadline passes, the stop token fires or cancel() is called. The next try is never later
+// than the deadline, and a stop request is answered at once.
+#ifndef DLOCK_SRC_CORE_POLLING_ATTEMPT_H_
+#define DLOCK_SRC_CORE_POLLING_ATTEMPT_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+
+#include "contender.h"
+#include "executor.h"
+
+namespace dlock::detail {
+
+class PollingAttempt : public std::enable_shared_from_this<PollingAttempt> {
+ public:
+  // What a backend does at each step. All run on the executor, one at a time.
+  class Steps {
+   public:
+    virtual ~Steps() = default;
+    // The holding if the lock was free, null if it is busy. Throws dlock::Error.
+    virtual std::shared_ptr<Holding> try_take() = 0;
+    // Once, before the first wait: make the waiter visible (status()). Throws dlock::Error.
+    virtual void waiting() {}
+    // Once, when the attempt ends, whatever the outcome: undo what waiting() did.
+    virtual void finished() noexcept {}
+  };
+  struct Backoff {
+    Clock::duration first;
+    Clock::duration longest;
+  };
+
+  // Starts the attempt; `done` is called exactly once (see Contender::acquire).
+  static std::shared_ptr<PollingAttempt> start(std::shared_ptr<Executor> executor,
+                                               std::unique_ptr<Steps> steps, Backoff backoff,
+                                               Clock::time_point deadline, std::stop_token stop,
+                                               Contender::Done done);
+  // Ends the attempt as cancelled, unless it already ended.
+  void cancel();
+
+ private:
+  PollingAttempt(std::shared_ptr<Executor> executor, std::unique_ptr<Steps> steps, Backoff backoff,
+                 Clock::time_point deadline, std::stop_token stop, Contender::Done done);
+  void poll();
+  void finish(Outcome outcome);
+
+  // Everything below is touched on the executor only.
+  const std::shared_ptr<Executor> executor_;
+  const std::unique_ptr<Steps> steps_;
+  const Backoff backoff_;
+  const Clock::time_point deadline_;
+  const std::stop_token stop_;
+  Contender::Done done_;
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
+  bool finished_ = false;
+  bool waited_ = false;
+  Clock::duration next_wait_;
+};
+
+}  // namespace dlock::detail
+
+#endif  // DLOCK_SRC_CORE_POLLING_ATTEMPT_H_
