@@ -4,6 +4,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include <dlock/lock_path.h>
+
 #include "wait_line.h"
 
 namespace dlock::cli {
@@ -29,7 +31,9 @@ std::string dump(const nlohmann::json& j) {
 
 // "web-3 pid 4242 since 2025-11-21 10:00:00 (12s ago) token 17 label nightly"
 std::string entry_text(const QueueEntry& e, std::int64_t now) {
-  std::string text = e.host.empty() ? (e.raw_data.empty() ? e.node : e.raw_data) : e.host;
+  // Everything here was written by whoever holds or waits: escaped before it reaches a terminal.
+  std::string text =
+      printable(e.host.empty() ? (e.raw_data.empty() ? e.node : e.raw_data) : e.host);
   if (e.pid != 0) text += "  pid " + std::to_string(e.pid);
   if (e.since_ms != 0) {
     const std::time_t since = static_cast<std::time_t>(e.since_ms / 1000);
@@ -41,7 +45,7 @@ std::string entry_text(const QueueEntry& e, std::int64_t now) {
             short_duration(std::chrono::milliseconds(now - e.since_ms)) + " ago)";
   }
   if (e.token != 0) text += "  token " + std::to_string(e.token);
-  if (!e.label.empty()) text += "  label " + e.label;
+  if (!e.label.empty()) text += "  label " + printable(e.label, 300);
   return text;
 }
 
@@ -62,7 +66,7 @@ std::string list_json(const std::vector<LockStatus>& locks) {
 }
 
 std::string status_text(const LockStatus& status, std::int64_t now) {
-  std::string text = status.path + ": ";
+  std::string text = printable(status.path, 1100) + ": ";
   if (status.holders.empty()) {
     text += "free\n";
   } else {
@@ -78,12 +82,12 @@ std::string status_text(const LockStatus& status, std::int64_t now) {
 std::string list_text(const std::vector<LockStatus>& locks, std::int64_t now) {
   std::string text;
   for (const auto& status : locks) {
-    text += status.path;
+    text += printable(status.path, 1100);
     if (status.holders.empty()) {
       text += "  free";
     } else {
       const QueueEntry& first = status.holders.front();
-      text += "  held by " + (first.host.empty() ? first.node : first.host);
+      text += "  held by " + printable(first.host.empty() ? first.node : first.host);
       if (first.pid != 0) text += " pid " + std::to_string(first.pid);
       if (status.holders.size() > 1) {
         text += " and " + std::to_string(status.holders.size() - 1) + " more";

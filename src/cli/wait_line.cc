@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include <dlock/lock_path.h>
+
 namespace dlock::cli {
 
 namespace {
@@ -20,7 +22,7 @@ std::string ordinal(std::size_t n) {
 }
 
 std::string who(const QueueEntry& entry) {
-  std::string text = entry.host.empty() ? entry.node : entry.host;
+  std::string text = printable(entry.host.empty() ? entry.node : entry.host);
   if (entry.pid != 0) text += " pid " + std::to_string(entry.pid);
   return text;
 }

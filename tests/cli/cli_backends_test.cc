@@ -120,5 +120,21 @@ TYPED_TEST(CliBackendsTest, AnotherKindOfLockOnTheNameIsRefused) {
   }
 }
 
+// What other processes wrote (a label, a host name) is escaped before it reaches a terminal;
+// --json escapes it by JSON's rules.
+TYPED_TEST(CliBackendsTest, StatusEscapesWhatHoldersWrote) {
+  auto holder = this->hold("/escaped", {"--label", "evil\x1b[2J\x07"});
+  for (const std::vector<std::string>& query :
+       {std::vector<std::string>{"status", "/escaped"}, std::vector<std::string>{"list", "/"},
+        std::vector<std::string>{"status", "--json", "/escaped"}}) {
+    const Finished f = this->run_dlock(query);
+    EXPECT_EQ(0, f.status) << f.err;
+    EXPECT_EQ(std::string::npos, f.out.find('\x1b')) << query[0] << ": " << f.out;
+    EXPECT_EQ(std::string::npos, f.out.find('\x07')) << query[0] << ": " << f.out;
+  }
+  EXPECT_NE(std::string::npos, this->run_dlock({"status", "/escaped"}).out.find("evil\\x1b[2J"));
+  stop_holder(holder);
+}
+
 }  // namespace
 }  // namespace dlock::test
