@@ -4,8 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <system_error>
 #include <utility>
@@ -47,12 +50,39 @@ Watchdog start_watchdog() {
   }
 }
 
+// Marks every descriptor above 2 but `kept` (sorted) close-on-exec, without allocating: it runs
+// between fork and exec. A range covers descriptors opened by any thread, even a moment ago.
+void close_on_exec_except(const std::vector<int>& kept) {
+  unsigned first = 3;
+  for (const int fd : kept) {
+    if (static_cast<unsigned>(fd) > first)
+      close_range(first, static_cast<unsigned>(fd) - 1, CLOSE_RANGE_CLOEXEC);
+    first = static_cast<unsigned>(fd) + 1;
+  }
+  close_range(first, ~0U, CLOSE_RANGE_CLOEXEC);
+}
+
 // True if dlock runs in the foreground of the terminal on stdin.
 bool in_terminal_foreground() {
   return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 }
 
 }  // namespace
+
+std::vector<int> inherited_descriptors() {
+  std::vector<int> listed;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    if (fd > 2) listed.push_back(fd);
+  }
+  // The listing's own descriptor is closed by now: keep only those still open.
+  std::vector<int> open;
+  for (const int fd : listed) {
+    if (fcntl(fd, F_GETFD) != -1) open.push_back(fd);
+  }
+  std::sort(open.begin(), open.end());
+  return open;
+}
 
 ChildProcess ChildProcess::spawn(const ChildSpec& spec) {
   if (spec.argv.empty()) throw SpawnError(kSoftware, "no command");
@@ -87,6 +117,7 @@ ChildProcess ChildProcess::spawn(const ChildSpec& spec) {
       _exit(kOsError);
     }
     if (take_terminal) tcsetpgrp(STDIN_FILENO, group);  // SIGTTOU is still blocked here
+    close_on_exec_except(spec.inherited);
     sigprocmask(SIG_SETMASK, &spec.mask, nullptr);
     execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;

@@ -22,7 +22,13 @@ struct ChildSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
   std::vector<std::string> env;   // NAME=value entries added to (or replacing) the environment
   sigset_t mask{};                // the signal mask to start the command with
+  // The descriptors dlock was started with (inherited_descriptors()): the only ones, beside 0-2,
+  // the command inherits. The library's own (a ZooKeeper connection, its pipes) never reach it.
+  std::vector<int> inherited;
 };
+
+// The open descriptors above 2, sorted. Call it before the library opens any.
+std::vector<int> inherited_descriptors();
 
 // The command could not be started; `status` is what dlock exits with (126, 127 or 71).
 struct SpawnError : std::runtime_error {

@@ -134,6 +134,10 @@ int main(int argc, char** argv) {
   app.footer(std::string(kExamples) + "\n\n" + exit_status_table() +
              "\n\nSee docs/cli.md for the whole manual.");
   app.require_subcommand(1);
+  // Every message of dlock's starts so, usage errors too (cli.md).
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    return "dlock: " + CLI::FailureMessage::simple(failed, e);
+  });
   app.fallthrough();
   std::string backend_flag;
   app.add_option("--backend", backend_flag, "Backend URL (default: $DLOCK_BACKEND, else file:)")

@@ -238,7 +238,8 @@ class Runner {
       child = ChildProcess::spawn(
           {.argv = options_.command,
            .env = {"DLOCK_NAME=" + options_.name, "DLOCK_TOKEN=" + std::to_string(lease.token())},
-           .mask = inbox_.original_mask()});
+           .mask = inbox_.original_mask(),
+           .inherited = inherited_});
     } catch (const SpawnError& e) {
       say(e.what());
       return e.status;
@@ -294,7 +295,9 @@ class Runner {
   static std::string short_duration_ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
   const RunOptions& options_;
-  SignalInbox inbox_;  // first: before the backend starts any thread
+  // Before the library opens anything: the descriptors the command may inherit.
+  const std::vector<int> inherited_ = inherited_descriptors();
+  SignalInbox inbox_;  // before the backend starts any thread
   Wakeup wakeup_;
   Clock::time_point deadline_;
   std::shared_ptr<Backend> backend_;

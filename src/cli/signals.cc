@@ -11,7 +11,13 @@ namespace dlock::cli {
 SignalInbox::SignalInbox() {
   sigset_t wanted;
   sigemptyset(&wanted);
-  for (int signal : kForwardedSignals) sigaddset(&wanted, signal);
+  for (int signal : kForwardedSignals) {
+    // A signal ignored by whoever started dlock (nohup, a shell's background job) stays
+    // ignored, by dlock and by its command, while waiting as while holding.
+    struct sigaction current {};
+    if (sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
+    sigaddset(&wanted, signal);
+  }
   sigaddset(&wanted, SIGCHLD);
   // Handing the terminal back from the command's group needs SIGTTOU out of the way.
   sigaddset(&wanted, SIGTTOU);

@@ -14,7 +14,8 @@ class SignalInbox {
  public:
   // Blocks the forwarded signals, SIGCHLD and SIGTTOU in the calling thread, which must be the
   // only thread yet: threads started later inherit the mask, so the signals reach the inbox
-  // only. Throws std::system_error.
+  // only. Forwarded signals that dlock was started with ignored stay ignored. Throws
+  // std::system_error.
   SignalInbox();
   ~SignalInbox();
   SignalInbox(const SignalInbox&) = delete;

@@ -213,11 +213,11 @@ void Client::fail_later(Fn&& done, int rc, Args... empty) {
 void Client::create(const std::string& path, std::string_view data, CreateMode mode,
                     CreateCompletion done) {
   std::shared_lock lock(handle_mu_);
+  if (closed_) return fail_later(std::move(done), ZCLOSING, std::string(), Stat{});
   auto* cb = leak(std::move(done));
   const ACL_vector* acl = config_.digest_auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
   const int rc = zoo_acreate2(
-      closed_ ? nullptr : handle_, path.c_str(), data.data(), static_cast<int>(data.size()), acl,
-      to_flags(mode),
+      handle_, path.c_str(), data.data(), static_cast<int>(data.size()), acl, to_flags(mode),
       [](int rc, const char* created, const ::Stat* stat, const void* d) {
         auto fn = reclaim<CreateCompletion>(d);
         (*fn)(from_rc(rc), rc == ZOK && created ? created : "",
@@ -229,15 +229,20 @@ void Client::create(const std::string& path, std::string_view data, CreateMode m
 
 void Client::remove(const std::string& path, int version, Completion done) {
   std::shared_lock lock(handle_mu_);
+  if (closed_) return fail_later(std::move(done), ZCLOSING);
   auto* cb = leak(std::move(done));
   const int rc = zoo_adelete(
-      closed_ ? nullptr : handle_, path.c_str(), version,
+      handle_, path.c_str(), version,
       [](int rc, const void* d) { (*reclaim<Completion>(d))(from_rc(rc)); }, cb);
   if (rc != ZOK) fail_later(*reclaim<Completion>(cb), rc);
 }
 
 std::uint64_t Client::get_data(const std::string& path, WatchFn watch, DataCompletion done) {
   std::shared_lock lock(handle_mu_);
+  if (closed_) {
+    fail_later(std::move(done), ZCLOSING, std::string(), Stat{});
+    return 0;
+  }
   struct Request {
     Client* client;
     std::string path;
@@ -254,10 +259,9 @@ std::uint64_t Client::get_data(const std::string& path, WatchFn watch, DataCompl
     std::string data = rc == ZOK && value != nullptr && len > 0 ? std::string(value, len) : "";
     r->done(from_rc(rc), std::move(data), to_stat(rc == ZOK ? stat : nullptr));
   };
-  const int rc = watch_id != 0
-                     ? zoo_awget(closed_ ? nullptr : handle_, path.c_str(), &Client::on_node_event,
-                                 this, completion, request)
-                     : zoo_aget(closed_ ? nullptr : handle_, path.c_str(), 0, completion, request);
+  const int rc = watch_id != 0 ? zoo_awget(handle_, path.c_str(), &Client::on_node_event, this,
+                                           completion, request)
+                               : zoo_aget(handle_, path.c_str(), 0, completion, request);
   if (rc != ZOK) {
     std::unique_ptr<Request> r(request);
     if (watch_id != 0) drop_watch(path, watch_id);
@@ -269,9 +273,10 @@ std::uint64_t Client::get_data(const std::string& path, WatchFn watch, DataCompl
 
 void Client::get_children(const std::string& path, ChildrenCompletion done) {
   std::shared_lock lock(handle_mu_);
+  if (closed_) return fail_later(std::move(done), ZCLOSING, std::vector<std::string>(), Stat{});
   auto* cb = leak(std::move(done));
   const int rc = zoo_aget_children2(
-      closed_ ? nullptr : handle_, path.c_str(), 0,
+      handle_, path.c_str(), 0,
       [](int rc, const String_vector* strings, const ::Stat* stat, const void* d) {
         auto fn = reclaim<ChildrenCompletion>(d);
         std::vector<std::string> children;
@@ -289,15 +294,17 @@ void Client::get_children(const std::string& path, ChildrenCompletion done) {
 
 void Client::sync(const std::string& path, Completion done) {
   std::shared_lock lock(handle_mu_);
+  if (closed_) return fail_later(std::move(done), ZCLOSING);
   auto* cb = leak(std::move(done));
   const int rc = zoo_async(
-      closed_ ? nullptr : handle_, path.c_str(),
+      handle_, path.c_str(),
       [](int rc, const char*, const void* d) { (*reclaim<Completion>(d))(from_rc(rc)); }, cb);
   if (rc != ZOK) fail_later(*reclaim<Completion>(cb), rc);
 }
 
 void Client::multi(const std::vector<Op>& ops, Completion done) {
   std::shared_lock lock(handle_mu_);
+  if (closed_) return fail_later(std::move(done), ZCLOSING);
   auto* request = new MultiRequest{ops, {}, {}, {}, std::move(done)};
   const ACL_vector* acl = config_.digest_auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
   request->c_ops.resize(ops.size());
@@ -327,8 +334,7 @@ void Client::multi(const std::vector<Op>& ops, Completion done) {
     }
   }
   const int rc = zoo_amulti(
-      closed_ ? nullptr : handle_, static_cast<int>(ops.size()), request->c_ops.data(),
-      request->results.data(),
+      handle_, static_cast<int>(ops.size()), request->c_ops.data(), request->results.data(),
       [](int rc, const void* d) {
         std::unique_ptr<MultiRequest> r = reclaim<MultiRequest>(d);
         // After a failed multi, ops before the failing one report ZOK although nothing was

@@ -84,6 +84,7 @@ class Client : public std::enable_shared_from_this<Client> {
   std::int64_t session_id() const noexcept { return session_id_.load(); }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
   const std::string& hosts() const noexcept { return config_.hosts; }
+  const std::string& chroot() const noexcept { return config_.chroot; }
   // The library thread that runs timers and user callbacks for work on this client.
   detail::Executor& executor() const noexcept { return *executor_; }
 

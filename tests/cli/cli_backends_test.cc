@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dlock_process.h"
@@ -18,16 +19,12 @@ using namespace std::chrono_literals;
 
 struct FileCli {
   static constexpr const char* kName = "File";
-  // A name is free for another kind as soon as its last user is gone.
-  static constexpr bool kKindFreeOnRelease = true;
   std::string url() const { return "file://" + dir.path(); }
   TempDir dir;
 };
 
 struct ZkCli {
   static constexpr const char* kName = "ZooKeeper";
-  // The lock node keeps a semaphore's permits until the server removes it, empty.
-  static constexpr bool kKindFreeOnRelease = false;
   ZkCli() : chroot(unique_chroot()) { ensure_path(ZkServer::shared().connect_string(), chroot); }
   // A short session, so that a holder killed with SIGKILL lets the next one in quickly.
   std::string url() const {
@@ -93,7 +90,7 @@ TYPED_TEST(CliBackendsTest, KillingDlockKillsItsCommandBeforeTheLockCanPass) {
 }
 
 // A name in use as another kind of lock is refused with one clear error (65), as is a
-// semaphore of other permits; once nobody uses the name, on files, its kind may change.
+// semaphore of other permits; once nobody uses the name, its kind and permits may change.
 TYPED_TEST(CliBackendsTest, AnotherKindOfLockOnTheNameIsRefused) {
   auto semaphore = this->hold("/kinds/m", {"--max", "2"});
   for (const std::vector<std::string>& options :
@@ -114,10 +111,11 @@ TYPED_TEST(CliBackendsTest, AnotherKindOfLockOnTheNameIsRefused) {
   EXPECT_NE(std::string::npos, f.err.find("not a semaphore")) << f.err;
   stop_holder(semaphore);
   stop_holder(exclusive);
+  // Free again: any kind, any permits, at once (on ZooKeeper before the server removes the
+  // empty lock node with the old permits on it).
   EXPECT_EQ(0, this->run_dlock({"run", "-n", "/kinds/m", "--", "true"}).status);
-  if (TypeParam::kKindFreeOnRelease) {
-    EXPECT_EQ(0, this->run_dlock({"run", "-n", "--max", "3", "/kinds/x", "--", "true"}).status);
-  }
+  EXPECT_EQ(0, this->run_dlock({"run", "-n", "--max", "3", "/kinds/x", "--", "true"}).status);
+  EXPECT_EQ(0, this->run_dlock({"run", "-n", "--max", "4", "/kinds/x", "--", "true"}).status);
 }
 
 // What other processes wrote (a label, a host name) is escaped before it reaches a terminal;
@@ -134,6 +132,33 @@ TYPED_TEST(CliBackendsTest, StatusEscapesWhatHoldersWrote) {
   }
   EXPECT_NE(std::string::npos, this->run_dlock({"status", "/escaped"}).out.find("evil\\x1b[2J"));
   stop_holder(holder);
+}
+
+// The command inherits what dlock inherited and nothing of the library's own: no connection
+// to the server, no internal pipe (a command could otherwise write into the session).
+TYPED_TEST(CliBackendsTest, TheCommandInheritsNoDescriptorOfDlocks) {
+  // Each process's own output files have their own names: compare them as one.
+  const std::string list_fds =
+      "for f in /proc/$$/fd/*; do readlink \"$f\"; done | sed 's/cli-test-[0-9-]*/X/' | sort";
+  const Finished direct = run({"sh", "-c", list_fds});
+  const Finished under_dlock = this->run_dlock({"run", "/fds", "--", "sh", "-c", list_fds});
+  EXPECT_EQ(0, under_dlock.status) << under_dlock.err;
+  EXPECT_EQ(direct.out, under_dlock.out);
+}
+
+// A signal ignored by whoever started dlock (nohup, a background job) does not end its wait.
+TYPED_TEST(CliBackendsTest, SignalsIgnoredAtStartStayIgnoredWhileWaiting) {
+  auto holder = this->hold("/ignored");
+  std::vector<std::string> waiter_args = this->dlock({"run", "/ignored", "--", "true"});
+  std::string command = "trap '' HUP; exec";
+  for (const std::string& arg : waiter_args) command += " '" + arg + "'";
+  Process waiter({"sh", "-c", command});
+  std::this_thread::sleep_for(300ms);
+  waiter.signal(SIGHUP);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(waiter.running()) << "an ignored SIGHUP ended the wait";
+  stop_holder(holder);
+  EXPECT_EQ(0, waiter.wait(20s).status);
 }
 
 }  // namespace

@@ -157,6 +157,14 @@ TEST_F(CliZkTest, LibraryMessagesAndTheirStatuses) {
       run(dlock({"run", "/x", "--", "true"}, "zk://" + hosts + chroot_ + "/not-created"));
   EXPECT_EQ(78, no_chroot.status) << no_chroot.err;
   EXPECT_NE(std::string::npos, no_chroot.err.find("is the chroot created?")) << no_chroot.err;
+  EXPECT_NE(std::string::npos, no_chroot.err.find(chroot_ + "/not-created")) << no_chroot.err;
+  // status and list must not call every lock under a missing chroot free.
+  for (const std::vector<std::string>& query :
+       {std::vector<std::string>{"status", "/x"}, std::vector<std::string>{"list"}}) {
+    const Finished f = run(dlock(query, "zk://" + hosts + chroot_ + "/not-created"));
+    EXPECT_EQ(78, f.status) << query[0] << ": " << f.out << f.err;
+    EXPECT_NE(std::string::npos, f.err.find("does not exist")) << f.err;
+  }
   const struct {
     std::string url;
     const char* message;

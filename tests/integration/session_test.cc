@@ -58,6 +58,8 @@ TEST_F(SessionTest, BadOptionsAreRefusedWithAClearError) {
                        "not host:port");
   expect_connect_error({.hosts = server().connect_string(), .session_timeout = 1ms},
                        errc::invalid_argument, "from 1 s");
+  expect_connect_error({.hosts = server().connect_string(), .session_timeout = 1ms * (1 << 30)},
+                       errc::invalid_argument, "from 1 s");
   expect_connect_error({.hosts = server().connect_string(), .session_timeout = 24h * 30},
                        errc::invalid_argument, "from 1 s");
 }

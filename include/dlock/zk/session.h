@@ -60,7 +60,7 @@ class DLOCK_EXPORT Session : public Backend {
  public:
   // Connects and waits for the session. Throws dlock::Error: invalid_argument (empty or
   // malformed hosts, a port outside 1-65535, a chroot that is not an absolute path, a session
-  // timeout outside 1 s to 2^31-1 ms), connect_failed (no server of `hosts` answered within
+  // timeout outside 1 s to 24 h), connect_failed (no server of `hosts` answered within
   // connect_timeout, or none of them resolves; the message names them), auth_failed,
   // cancelled (`stop` fired first).
   static std::shared_ptr<Session> connect(Options options, std::stop_token stop = {});

@@ -172,14 +172,32 @@ void Acquisition::on_created(unsigned round, std::error_code ec, const std::stri
 void Acquisition::check_permits() {
   site_.client->get_data(
       site_.dir, nullptr,
-      [self = shared_from_this()](std::error_code ec, std::string recorded, const zk::Stat&) {
+      [self = shared_from_this()](std::error_code ec, std::string recorded, const zk::Stat& stat) {
         if (ec) return;  // no directory yet: the create fails too, and parents get created
         const std::string wanted = std::to_string(self->site_.permits);
         if (recorded == wanted) return;
-        self->fail(errc::lock_mismatch, recorded.empty()
-                                            ? "in use as another kind of lock, not a semaphore"
-                                            : "the semaphore has " + recorded +
-                                                  " permits; this handle asked for " + wanted);
+        if (stat.num_children == 0) {
+          // Nobody contends: the record is a former user's, on a lock node the server has not
+          // removed yet. Ours replaces it unless someone changed it meanwhile; then look again.
+          return self->site_.client->multi(
+              {zk::Op::set(self->site_.dir, wanted, stat.version)}, [self](std::error_code set) {
+                if (!set) return;
+                if (set == zk::Code::bad_version) return self->check_permits();
+                if (zk::is_connection_error(set)) {
+                  return self->when_connected([self] { self->check_permits(); });
+                }
+                self->fail(set, "recording the permits of " + self->site_.dir);
+              });
+        }
+        if (recorded.empty()) {
+          // Contenders, and no record: another kind of lock, which the listing (answered
+          // next) names; or semaphores that lost their record, which it refuses.
+          std::lock_guard lock(self->mu_);
+          self->permits_unrecorded_ = true;
+          return;
+        }
+        self->fail(errc::lock_mismatch,
+                   "the semaphore has " + recorded + " permits; this handle asked for " + wanted);
       });
 }
 
@@ -215,7 +233,8 @@ void Acquisition::create_parents(unsigned round) {
           }
           self->fail(*outcome, *outcome == errc::invalid_argument
                                    ? "cannot create " + self->site_.dir +
-                                         ": its root does not exist (is the chroot created?)"
+                                         ": its root, the chroot " + self->site_.client->chroot() +
+                                         ", does not exist (is the chroot created?)"
                                    : "creating parents of " + self->site_.dir);
         });
   }
@@ -237,6 +256,13 @@ void Acquisition::on_listed(unsigned round, std::error_code ec, std::vector<std:
   if (sort_children(children, site_.policy->markers, &offender)) {
     lock.unlock();
     return refuse(offender);
+  }
+  if (permits_unrecorded_) {
+    lock.unlock();
+    return fail(errc::lock_mismatch, "semaphores hold " + site_.dir +
+                                         " but its permits are not "
+                                         "recorded; this handle asked for " +
+                                         std::to_string(site_.permits));
   }
   const auto ours = std::find(children.begin(), children.end(), node_);
   if (ours == children.end()) {

@@ -100,6 +100,8 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   std::vector<std::string> lower_;
   std::string watched_;                   // the node of lower_ we watch now
   std::shared_ptr<NodeWatch> own_watch_;  // on our node while we wait
+  // The permits check found contenders and no record (check_permits()).
+  bool permits_unrecorded_ = false;
   std::optional<detail::Executor::TimerId> timer_;
   zk::Client::ObserverId observer_ = 0;
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;

@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <string_view>
 
@@ -14,11 +13,10 @@ namespace dlock::zk_backend {
 namespace {
 
 // Below a second the client would give up on a handshake that is merely slow and reconnect
-// in a loop (at 1 ms, thousands of connections a second); above, the 32-bit field of the
-// protocol ends.
+// in a loop (at 1 ms, thousands of connections a second). Above a day nothing is gained (the
+// server grants at most 20 ticks) and the C client's arithmetic overflows from 2^30 ms on.
 constexpr std::chrono::milliseconds kShortestSessionTimeout{1000};
-constexpr std::chrono::milliseconds kLongestSessionTimeout{
-    std::numeric_limits<std::int32_t>::max()};
+constexpr std::chrono::hours kLongestSessionTimeout{24};
 
 // "host:port" or "[v6]:port", the port from 1 to 65535: refused here with a message naming
 // it, rather than by a connection attempt that can only time out.
@@ -67,8 +65,8 @@ void check_options(const zk::Options& options) {
       options.session_timeout > kLongestSessionTimeout) {
     throw Error(errc::invalid_argument,
                 "session timeout of " + std::to_string(options.session_timeout.count()) +
-                    " ms: give one from 1 s to " + std::to_string(kLongestSessionTimeout.count()) +
-                    " ms (the server then grants one within its own bounds, 2 to 20 ticks)");
+                    " ms: give one from 1 s to 24 h (the server then grants one within its own "
+                    "bounds, 2 to 20 ticks)");
   }
 }
 

@@ -10,7 +10,7 @@ namespace dlock::zk_backend {
 
 // Throws dlock::Error(invalid_argument) naming what is wrong: no hosts, a '/' in the hosts, a
 // chroot that is no lock path, a host that is not host:port with a port from 1 to 65535, a
-// timeout that is not positive, a session timeout outside 1 s to 2^31-1 ms.
+// timeout that is not positive, a session timeout outside 1 s to 24 h.
 void check_options(const zk::Options& options);
 
 }  // namespace dlock::zk_backend

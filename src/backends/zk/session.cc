@@ -195,6 +195,20 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     }
   }
 
+  // After a "no node": throws dlock::Error(invalid_argument) if what is missing is the chroot
+  // itself, so that status and list do not call every lock under it free.
+  void check_chroot(Client& client, Clock::time_point deadline) const {
+    if (options_.chroot.empty()) return;
+    Pending<std::error_code> root;
+    client.get_data(
+        "/", nullptr,
+        [set = root.setter()](std::error_code ec, std::string, const Stat&) { set(ec); });
+    if (root.get(deadline, "reading the chroot " + options_.chroot) == Code::no_node) {
+      throw Error(errc::invalid_argument,
+                  "the chroot " + options_.chroot + " does not exist (create it first)");
+    }
+  }
+
   // Blocks until the first client connected, or throws.
   void wait_connected(std::stop_token stop) {
     std::shared_ptr<Client> client = client_or_throw();
@@ -353,7 +367,10 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
       });
   auto [ec, children] = listing.get(deadline, "listing " + dir);
   LockStatus status{.path = dir};
-  if (ec == Code::no_node) return status;
+  if (ec == Code::no_node) {
+    impl_->check_chroot(*client, deadline);
+    return status;
+  }
   throw_if(ec, "listing " + dir);
   const std::string permits_text = recorded_permits.get(deadline, "reading " + dir);
   if (children.empty()) return status;
@@ -414,7 +431,10 @@ std::vector<std::string> Session::list(std::string_view prefix, Clock::time_poin
           set({ec, std::move(children)});
         });
     auto [ec, children] = listing.get(deadline, "listing " + path);
-    if (ec == Code::no_node) continue;
+    if (ec == Code::no_node) {
+      if (path == prefix) impl_->check_chroot(*client, deadline);
+      continue;
+    }
     throw_if(ec, "listing " + path);
     if (std::any_of(children.begin(), children.end(), is_contender)) {
       locks.push_back(path);
