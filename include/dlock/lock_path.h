@@ -16,9 +16,10 @@ namespace dlock {
 // so; call it to check a name early (a configuration file, a command line).
 DLOCK_EXPORT void check_lock_path(std::string_view path);
 
-// `text` made safe for a message, as dlock's own errors quote lock names: control bytes and
-// bytes that are not valid UTF-8 as \xNN (a name cannot move a terminal's cursor), cut after
-// `limit` bytes with the length said.
+// `text` made safe for a message, as dlock's own errors quote lock names: control bytes,
+// invisible characters that reorder or hide text (bidirectional overrides, zero-width marks) and
+// bytes that are not valid UTF-8 as \xNN (a name cannot move a terminal's cursor or pass for
+// another), cut after `limit` bytes with the length said.
 DLOCK_EXPORT std::string printable(std::string_view text, std::size_t limit = 100);
 
 }  // namespace dlock

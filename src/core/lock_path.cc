@@ -74,7 +74,11 @@ std::string printable(std::string_view text, std::size_t limit) {
   while (at < text.size() && at < limit) {
     const std::size_t start = at;
     const long cp = next_code_point(text, at);
-    if (cp >= 0 && cp > 0x1f && (cp < 0x7f || cp > 0x9f)) {
+    // Controls, and the invisible characters that reorder or hide text on a terminal
+    // (zero-width and bidirectional marks and overrides), are escaped.
+    const bool invisible = (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+                           (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+    if (cp >= 0 && cp > 0x1f && (cp < 0x7f || cp > 0x9f) && !invisible) {
       out.append(text.substr(start, at - start));
       continue;
     }

@@ -52,8 +52,7 @@ TEST_P(InvalidPathTest, ThrowsInvalidPathNamingIt) {
   } catch (const dlock::Error& e) {
     EXPECT_EQ(e.code(), dlock::errc::invalid_path);
     // Named as it is safe to print (see Printable below).
-    EXPECT_NE(std::string(e.what()).find("'" + dlock::printable(path) + "'"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("'" + dlock::printable(path) + "'"), std::string::npos)
         << e.what();
   }
 }
@@ -99,6 +98,7 @@ TEST(Printable, EscapesControlBytesAndCutsLongText) {
   EXPECT_EQ(printable("/a\x1b[2J\n"), "/a\\x1b[2J\\x0a");
   EXPECT_EQ(printable("/\xff\xc2\x9b"), "/\\xff\\xc2\\x9b");  // not UTF-8; C1 control
   EXPECT_EQ(printable(std::string(10000, 'n'), 4), "nnnn... (10000 bytes)");
+  EXPECT_EQ(printable("/a\u202Eb\u200B"), "/a\\xe2\\x80\\xaeb\\xe2\\x80\\x8b");  // bidi, zero-width
 }
 
 }  // namespace
