@@ -70,6 +70,29 @@ TEST_F(SemaphoreTest, AnotherKindOfLockOnThePathIsRefusedByName) {
   refused(pool_on_mutex, "/kinds/mutex", "not a semaphore");
 }
 
+// Two kinds arriving together: the first comer (the lower sequence number) keeps the path and
+// the other is refused; never both held, never both refused.
+TEST_F(SemaphoreTest, OfTwoKindsArrivingTogetherTheFirstComerWins) {
+  auto sessions = std::vector{connect(), connect()};
+  for (int i = 0; i < 20; ++i) {
+    const std::string path = "/race/" + std::to_string(i);
+    Semaphore pool(sessions[0], path, 2);
+    SharedMutex rw(sessions[1], path);
+    const auto attempt = [](auto& handle) {
+      try {
+        return handle.try_lock_for(5s) ? 1 : 0;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), errc::lock_mismatch) << e.what();
+        return -1;
+      }
+    };
+    auto pool_result = std::async(std::launch::async, [&] { return attempt(pool); });
+    auto rw_result = std::async(std::launch::async, [&] { return attempt(rw); });
+    const int a = pool_result.get(), b = rw_result.get();
+    EXPECT_TRUE((a == 1 && b == -1) || (a == -1 && b == 1)) << path << ": " << a << ", " << b;
+  }
+}
+
 // One release wakes one waiter: the one `permits` places behind the releaser.
 TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
   constexpr int kPermits = 2;
