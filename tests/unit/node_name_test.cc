@@ -1,5 +1,5 @@
-// Contender node names and lock order (backends/zk/node_name.h): Curator-compatible naming, the sort
-// key, and the refusal of directories whose order other clients might not share.
+// Contender node names and lock order (backends/zk/node_name.h): Curator-compatible naming, the
+// sort key, and the refusal of directories whose order other clients might not share.
 #include "backends/zk/node_name.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@ namespace {
 using dlock::zk_backend::is_orderable_key;
 using dlock::zk_backend::new_curator_prefix;
 using dlock::zk_backend::new_kazoo_prefix;
+using dlock::zk_backend::sequence_of;
 using dlock::zk_backend::sort_children;
 using dlock::zk_backend::sort_key;
 
@@ -218,6 +219,13 @@ TEST(SortChildren, RefusesWithoutOffenderOut) {
   std::vector<std::string> children = {"config"};
   EXPECT_EQ(sort_children(children, kLockMarkers, nullptr),
             std::error_code(dlock::errc::unorderable_path));
+}
+
+// Nodes of different kinds under one parent compare by the server's sequence alone.
+TEST(NodeName, SequenceIsTheLastTenCharacters) {
+  EXPECT_EQ(sequence_of("_c_0f-lease-0000000007"), "0000000007");
+  EXPECT_LT(sequence_of("_c_1-__WRIT__0000000003"), sequence_of("_c_2-lease-0000000007"));
+  EXPECT_EQ(sequence_of("short"), "");
 }
 
 }  // namespace

@@ -60,10 +60,9 @@ std::string lock_dir_of(std::string_view root, std::string_view path) {
     // Refused before anything is created: a directory made for the components before it
     // would stay behind empty.
     if (component.size() > kLongestComponent) {
-      throw Error(errc::invalid_path, "'" + printable(path) + "': a component is " +
-                                          std::to_string(component.size()) +
-                                          " bytes once escaped; file names hold " +
-                                          std::to_string(kLongestComponent));
+      throw Error(errc::invalid_path,
+                  "'" + printable(path) + "': a component is " + std::to_string(component.size()) +
+                      " bytes once escaped; file names hold " + std::to_string(kLongestComponent));
     }
     dir += '/';
     dir += component;

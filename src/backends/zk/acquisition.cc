@@ -252,16 +252,19 @@ void Acquisition::on_listed(unsigned round, std::error_code ec, std::vector<std:
     lock.unlock();
     return fail(ec, "listing " + site_.dir);
   }
-  // Nodes of another kind that came after ours will refuse themselves, seeing ours before
-  // them; our turn never depends on nodes after ours. The first comer keeps the path.
-  std::erase_if(children, [this](const std::string& child) {
-    return !other_kind(*site_.policy, child).empty() && node_.size() >= 10 && child.size() >= 10 &&
-           child.substr(child.size() - 10) > node_.substr(node_.size() - 10);
-  });
   std::string offender;
   if (sort_children(children, site_.policy->markers, &offender)) {
-    lock.unlock();
-    return refuse(offender);
+    // Nodes of another kind that came after ours will refuse themselves, seeing ours before
+    // them; our turn never depends on nodes after ours, so the first comer keeps the path.
+    // Looked for only here: a listing of one kind, the usual case, costs nothing more.
+    const std::string_view ours = sequence_of(node_);
+    std::erase_if(children, [this, ours](const std::string& child) {
+      return sequence_of(child) > ours && !other_kind(*site_.policy, child).empty();
+    });
+    if (sort_children(children, site_.policy->markers, &offender)) {
+      lock.unlock();
+      return refuse(offender);
+    }
   }
   if (permits_unrecorded_) {
     lock.unlock();

@@ -35,6 +35,10 @@ std::string_view sort_key(std::string_view name, std::span<const std::string_vie
   return key;
 }
 
+std::string_view sequence_of(std::string_view name) noexcept {
+  return name.size() < 10 ? std::string_view() : name.substr(name.size() - 10);
+}
+
 bool is_orderable_key(std::string_view key) noexcept {
   return key.size() == 10 &&
          std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });

@@ -28,6 +28,10 @@ std::string_view sort_key(std::string_view name, std::span<const std::string_vie
 // True if `key` is exactly ten ASCII digits (a non-negative sequence number).
 bool is_orderable_key(std::string_view key) noexcept;
 
+// The server's sequence number at the end of a node's name (its last ten characters), which
+// orders nodes of every kind under one parent; empty for a shorter name.
+std::string_view sequence_of(std::string_view name) noexcept;
+
 // Sorts `children` into lock order (stable, by sort key). Returns errc::unorderable_path and
 // sets `*offender` to the first child whose key is not orderable.
 std::error_code sort_children(std::vector<std::string>& children,
