@@ -153,7 +153,9 @@ TYPED_TEST(CliBackendsTest, SignalsIgnoredAtStartStayIgnoredWhileWaiting) {
   std::string command = "trap '' HUP; exec";
   for (const std::string& arg : waiter_args) command += " '" + arg + "'";
   Process waiter({"sh", "-c", command});
-  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(eventually([&] {
+    return this->run_dlock({"status", "/ignored"}).out.find("waits") != std::string::npos;
+  })) << "the waiter never queued";
   waiter.signal(SIGHUP);
   std::this_thread::sleep_for(300ms);
   EXPECT_TRUE(waiter.running()) << "an ignored SIGHUP ended the wait";

@@ -4,7 +4,6 @@
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "dlock_process.h"
 #include "fault_proxy.h"
@@ -135,18 +134,20 @@ TEST_F(CliZkTest, SignalsEndAConnectAttempt) {
   FaultProxy proxy(ZkServer::shared().port());
   proxy.blackhole();
   const std::string backend = url(proxy.connect_string(), "?connect_timeout=60s");
-  for (const int signal : {SIGTERM, SIGINT}) {
-    Process attempt(dlock({"run", "/x", "--", "true"}, backend));
-    std::this_thread::sleep_for(300ms);
+  const std::vector<std::pair<std::vector<std::string>, int>> cases = {
+      {{"run", "/x", "--", "true"}, SIGTERM},
+      {{"run", "/x", "--", "true"}, SIGINT},
+      {{"status", "/x"}, SIGTERM},
+      {{"list", "/"}, SIGTERM},
+  };
+  for (const auto& [args, signal] : cases) {
+    SCOPED_TRACE(args[0] + " " + std::to_string(signal));
+    const int before = proxy.connections_accepted();
+    Process attempt(dlock(args, backend));
+    // Connected to the silent proxy: dlock is inside its connect attempt now.
+    ASSERT_TRUE(eventually([&] { return proxy.connections_accepted() > before; }, 10s));
     attempt.signal(signal);
     EXPECT_EQ(128 + signal, attempt.wait(10s).status);
-  }
-  for (const std::vector<std::string>& query :
-       {std::vector<std::string>{"status", "/x"}, std::vector<std::string>{"list", "/"}}) {
-    Process attempt(dlock(query, backend));
-    std::this_thread::sleep_for(300ms);
-    attempt.signal(SIGTERM);
-    EXPECT_EQ(128 + SIGTERM, attempt.wait(10s).status) << query[0];
   }
 }
 
