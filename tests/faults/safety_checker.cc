@@ -172,7 +172,14 @@ int run_checker(const Arguments& arguments) {
   // Nodes of sessions the workers gave up (declared lost) live until the server expires them.
   const bool no_nodes =
       eventually([&] { return raw.children(kSafetyLockPath).empty(); }, 3 * kSessionTimeout + 5s);
-  const auto orphans = static_cast<std::int64_t>(raw.children(kSafetyLockPath).size());
+  const std::vector<std::string> orphan_names = raw.children(kSafetyLockPath);
+  const auto orphans = static_cast<std::int64_t>(orphan_names.size());
+  for (const auto& name : orphan_names) {
+    const std::string path = std::string(kSafetyLockPath) + "/" + name;
+    std::fprintf(stderr, "safety: orphan %s owner=0x%llx czxid=0x%llx\n", name.c_str(),
+                 static_cast<unsigned long long>(raw.ephemeral_owner(path)),
+                 static_cast<unsigned long long>(raw.czxid(path)));
+  }
   eventually([&] { return ensemble.watch_count() == watches_at_start; }, 10s);
   const std::int64_t watches_leaked = ensemble.watch_count() - watches_at_start;
 

@@ -33,7 +33,8 @@ void write_atomically(const std::string& path, const std::string& text) {
 void take_one_turn(Mutex& mutex, FencedCounter& counter, std::mt19937& random, WorkerStats& stats) {
   try {
     if (!mutex.try_lock_for(kAcquireTimeout)) return;
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    std::cerr << "safety worker: " << e.what() << "\n";
     ++stats.errors;
     // Pacing, not synchronisation: a session being replaced fails calls at once for a while.
     std::this_thread::sleep_for(10ms);
@@ -105,6 +106,8 @@ int run_safety_worker(const WorkerConfig& config) {
       // The checker expires sessions by id (the clone trick) and needs the current one.
       if (session->session_id() != published_session) {
         published_session = session->session_id();
+        std::cerr << "safety worker " << config.index << ": session 0x" << std::hex
+                  << published_session << std::dec << "\n";
         write_atomically(session_file(config.dir, config.index), std::to_string(published_session));
       }
       take_one_turn(mutex, counter, random, stats);
