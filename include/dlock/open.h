@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <stop_token>
+#include <string>
 #include <string_view>
 
 #include <dlock/backend.h>
@@ -20,12 +21,17 @@ namespace dlock {
 
 // Opens the backend named by `url`:
 //
-//   zk://[user:password@]host:port[,host:port...][/chroot][?session_timeout=D&connect_timeout=D]
-//       a zk::Session, connected before open() returns. user:password adds digest credentials;
-//       D is a duration as parse_duration() reads it.
+//   zk://[user[:password]@]host:port[,host:port...][/chroot][?session_timeout=D&connect_timeout=D]
+//       a zk::Session, connected before open() returns. user:password adds digest credentials
+//       (the password may also come apart, OpenOptions::password); a chroot that does not exist
+//       is created on first use, as Curator creates its namespace. D is a duration as
+//       parse_duration() reads it.
 //   file:                  the local file backend in the per-user directory (file.h)
 //   file:///absolute/dir   the local file backend in that directory (created 0700 if missing)
 //   redis://..., postgres://...   recognised, but these backends are not built yet
+//
+// User, password, chroot, directory and option values are percent-decoded ("%40" is '@', "%2F"
+// is '/'), so that any password can be written. Messages that quote a URL hide its password.
 //
 // Throws dlock::Error:
 //   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it);
@@ -34,13 +40,18 @@ namespace dlock {
 //   permission_denied, backend_failure    file: as file::Backend::open().
 DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url);
 
-// How open() may wait for a server.
+// How open() may wait for a server, and what it may not read from the URL.
 struct OpenOptions {
   // Replaces the URL's connect timeout (or the default) when shorter, so that a caller with a
   // deadline does not wait longer than it for a server. Empty: the URL's.
   std::optional<std::chrono::milliseconds> connect_timeout{};
   // Ends a connection attempt early: open() throws dlock::Error(cancelled).
   std::stop_token stop{};
+  // The password of the URL's user, given apart from the URL so that it need not appear where
+  // `ps` or a shell history shows it: zk://user@host:2181 plus this is zk://user:password@....
+  // Replaces a password in the URL. A password for a URL that names no user is refused
+  // (invalid_argument); backends without passwords (file:) ignore it.
+  std::optional<std::string> password{};
 };
 
 // As open(url), waiting as `options` say.
@@ -49,9 +60,10 @@ DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url, const OpenOptio
 DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url,
                                            std::chrono::milliseconds connect_timeout);
 
-// Reads a duration: a non-negative decimal number with a unit, "500ms", "30s", "1.5s", "5m",
-// "1h", "2d"; a bare number counts seconds (as flock(1) reads "-w 2.5"). Rounded up to whole
-// milliseconds. Throws dlock::Error(invalid_argument) naming the text otherwise.
+// Reads a duration: non-negative decimal numbers, each with a unit (ns, us, ms, s, m or min,
+// h, d), summed as Go does: "500ms", "30s", "1.5s", "1m30s", "1h", "2d"; a bare number counts
+// seconds (as flock(1) reads "-w 2.5"). Rounded up to whole milliseconds, at most about a
+// hundred years. Throws dlock::Error(invalid_argument) naming the text otherwise.
 DLOCK_EXPORT std::chrono::milliseconds parse_duration(std::string_view text);
 
 }  // namespace dlock

@@ -44,4 +44,13 @@ const char* exit_status_table() {
   128+N  the command was killed by signal N (or dlock was, while waiting: 130 for Ctrl-C))";
 }
 
+std::string message_of(const Error& error) {
+  std::string text = error.what();
+  const std::string suffix = ": " + error.code().message();
+  if (error.code() == errc::invalid_argument && text.ends_with(suffix) && text != suffix) {
+    text.resize(text.size() - suffix.size());
+  }
+  return text;
+}
+
 }  // namespace dlock::cli

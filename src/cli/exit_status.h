@@ -2,7 +2,10 @@
 #ifndef DLOCK_SRC_CLI_EXIT_STATUS_H_
 #define DLOCK_SRC_CLI_EXIT_STATUS_H_
 
+#include <string>
 #include <system_error>
+
+#include <dlock/error.h>
 
 namespace dlock::cli {
 
@@ -29,6 +32,10 @@ enum class Phase {
 
 // The status for a library error met in `phase`.
 int exit_status_for(std::error_code error, Phase phase);
+
+// What dlock prints for `error`: its text, without the code's name where the text already
+// says what is wrong ("bad duration '1m30' (...)", not "...: invalid argument").
+std::string message_of(const Error& error);
 
 // The table, for --help.
 const char* exit_status_table();

@@ -2,8 +2,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <iostream>
 
@@ -11,6 +14,7 @@
 #include <dlock/lock_path.h>
 #include <dlock/open.h>
 
+#include "command_line.h"
 #include "exit_status.h"
 #include "report.h"
 #include "run_command.h"
@@ -23,15 +27,19 @@ using namespace dlock::cli;
 constexpr const char* kDescription =
     R"(dlock - run a command while holding a lock, on one host or across many
 
-  dlock run [options] NAME -- COMMAND [ARGS...]
+  dlock run [options] NAME [--] COMMAND [ARGS...]
   dlock run [options] NAME -c 'SHELL COMMAND'
   dlock status [--json] NAME
   dlock list [--json] [PREFIX]
 
-Locks are named by slash-separated paths (/jobs/nightly). Where they live is a backend URL,
-from --backend or the DLOCK_BACKEND variable:
-  zk://host:2181[,host:2181...][/chroot][?session_timeout=10s]   a ZooKeeper ensemble
-  file:  or  file:///path/to/dir                                  local files, ONE HOST ONLY
+Locks are named by slash-separated paths (/jobs/nightly); a bare name means one at the top
+(nightly is /nightly). As with flock(1), the command starts at the first word after NAME that
+is not an option of dlock. Where locks live is a backend URL, from --backend or the
+DLOCK_BACKEND variable:
+  zk://[user@]host:2181[,host:2181...][/chroot][?session_timeout=10s]   a ZooKeeper ensemble
+  file:  or  file:///path/to/dir                                         local files, ONE HOST ONLY
+The password of zk://user@... comes from --password-file or the DLOCK_PASSWORD variable, so
+that it need not appear in the URL, where ps shows it.
 Without either, dlock uses file: in a per-user directory ($XDG_RUNTIME_DIR/dlock, else
 /tmp/dlock-UID): it needs no server, and it excludes only processes of this host.)";
 
@@ -59,19 +67,28 @@ const CLI::Validator kNotEmpty(
     },
     "NOT EMPTY");
 
-// The first word that is not an option of dlock itself, if it names no command: CLI11 would
-// only say that a command is required.
-std::optional<std::string> unknown_command(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--backend") {
-      ++i;
-    } else if (!arg.starts_with("-")) {
-      if (arg == "run" || arg == "status" || arg == "list") return std::nullopt;
-      return std::string(arg);
-    }
+// A bare name, as etcdctl and consul take it, is a lock at the top: "nightly" is "/nightly".
+std::string lock_name(const std::string& name) { return name.starts_with('/') ? name : "/" + name; }
+
+// The backend password, from the file if one is named, else from DLOCK_PASSWORD. Prints and
+// returns false if the file cannot be read.
+bool read_password(const std::string& file, std::optional<std::string>& password) {
+  if (file.empty()) {
+    if (const char* env = std::getenv("DLOCK_PASSWORD"); env && *env) password = env;
+    return true;
   }
-  return std::nullopt;
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    std::fprintf(stderr, "dlock: --password-file %s: %s\n", printable(file).c_str(),
+                 std::strerror(errno));
+    return false;
+  }
+  // One line, as `echo secret > file` writes it.
+  if (text.ends_with('\n')) text.pop_back();
+  if (text.ends_with('\r')) text.pop_back();
+  password = std::move(text);
+  return true;
 }
 
 // Reads a duration option; prints and returns false if it is bad.
@@ -82,22 +99,23 @@ bool read_duration(const std::string& option, const std::string& text,
     out = parse_duration(text);
     return true;
   } catch (const Error& e) {
-    std::fprintf(stderr, "dlock: %s: %s\n", option.c_str(), e.what());
+    std::fprintf(stderr, "dlock: %s: %s\n", option.c_str(), message_of(e).c_str());
     return false;
   }
 }
 
 int report_error(const Error& e, Phase phase) {
-  std::fprintf(stderr, "dlock: %s\n", printable(e.what(), 1000).c_str());
+  std::fprintf(stderr, "dlock: %s\n", printable(message_of(e), 1000).c_str());
   return exit_status_for(e.code(), phase);
 }
 
 // Opens the backend at `url` and runs `query` on it; the exit status tells which of the two
 // failed (opening: the backend is unavailable; querying: the lock name or the server).
-int with_backend(const std::string& url, const std::function<void(Backend&)>& query) {
+int with_backend(const std::string& url, const OpenOptions& options,
+                 const std::function<void(Backend&)>& query) {
   std::shared_ptr<Backend> backend;
   try {
-    backend = dlock::open(url);
+    backend = dlock::open(url, options);
   } catch (const Error& e) {
     return report_error(e, Phase::opening);
   }
@@ -109,15 +127,17 @@ int with_backend(const std::string& url, const std::function<void(Backend&)>& qu
   }
 }
 
-int show_status(const std::string& url, const std::string& name, bool json) {
-  return with_backend(url, [&](Backend& backend) {
+int show_status(const std::string& url, const OpenOptions& options, const std::string& name,
+                bool json) {
+  return with_backend(url, options, [&](Backend& backend) {
     const LockStatus status = backend.status(name);
     std::cout << (json ? status_json(status) : status_text(status, now_ms()));
   });
 }
 
-int show_list(const std::string& url, const std::string& prefix, bool json) {
-  return with_backend(url, [&](Backend& backend) {
+int show_list(const std::string& url, const OpenOptions& options, const std::string& prefix,
+              bool json) {
+  return with_backend(url, options, [&](Backend& backend) {
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     std::vector<LockStatus> locks;
     for (const std::string& path : backend.list(prefix, deadline)) {
@@ -139,15 +159,18 @@ int main(int argc, char** argv) {
     return "dlock: " + CLI::FailureMessage::simple(failed, e);
   });
   app.fallthrough();
-  std::string backend_flag;
+  std::string backend_flag, password_file;
   app.add_option("--backend", backend_flag, "Backend URL (default: $DLOCK_BACKEND, else file:)")
+      ->check(kNotEmpty);
+  app.add_option("--password-file", password_file,
+                 "Read the password of the URL's user from FILE (default: $DLOCK_PASSWORD)")
       ->check(kNotEmpty);
 
   RunOptions run;
   std::string wait_text, grace_text, shell_command, on_lost = "term";
-  bool nonblock = false;
+  bool nonblock = false, exclusive = false;
   CLI::App* run_cmd = app.add_subcommand("run", "Hold the lock NAME while COMMAND runs");
-  run_cmd->add_flag("-n,--nonblock", nonblock, "Fail (exit 1, see -E) if the lock is busy");
+  run_cmd->add_flag("-n,--nonblock,--nb", nonblock, "Fail (exit 1, see -E) if the lock is busy");
   run_cmd
       ->add_option("-w,--wait,--timeout", wait_text,
                    "Give up after DURATION (500ms, 30s, 5m, 1h; a bare number is seconds)")
@@ -158,9 +181,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 255));
   auto* shared = run_cmd->add_flag("-s,--shared", run.shared,
                                    "Take a shared (read) lock: many at once, no exclusive holder");
-  run_cmd->add_option("--max", run.max, "A semaphore: at most N holders at once")
-      ->check(CLI::Range(1u, 1000000u))
-      ->excludes(shared);
+  auto* max = run_cmd->add_option("--max", run.max, "A semaphore: at most N holders at once")
+                  ->check(CLI::Range(1u, 1000000u))
+                  ->excludes(shared);
+  run_cmd->add_flag("-x,--exclusive", exclusive, "Take an exclusive lock (the default)")
+      ->excludes(shared)
+      ->excludes(max);
   run_cmd->add_option("-c,--command", shell_command, "Run this through the shell ($SHELL -c)");
   run_cmd
       ->add_option("--on-lost", on_lost,
@@ -174,14 +200,17 @@ int main(int argc, char** argv) {
       ->check(kNotEmpty);
   run_cmd->add_option("--label", run.label, "Recorded with the holder, shown by status");
   run_cmd->add_flag("-v,--verbose", run.verbose, "Say when the lock is busy, held or lost");
-  run_cmd->add_option("NAME", run.name, "Lock name, e.g. /jobs/nightly")->required();
-  run_cmd->add_option("COMMAND", run.command, "The command and its arguments (after --)");
+  run_cmd->add_option("NAME", run.name, "Lock name, e.g. /jobs/nightly or nightly")
+      ->required()
+      ->check(kNotEmpty);
+  // Only for --help: split_command_line() takes the command off before CLI11 parses.
+  run_cmd->add_option("COMMAND", run.command, "The command and its arguments ([--] optional)");
 
   std::string status_name;
   bool status_json_flag = false;
   CLI::App* status_cmd = app.add_subcommand("status", "Show the holder and the queue of NAME");
   status_cmd->add_flag("--json", status_json_flag, "Print JSON");
-  status_cmd->add_option("NAME", status_name, "Lock name")->required();
+  status_cmd->add_option("NAME", status_name, "Lock name")->required()->check(kNotEmpty);
 
   std::string list_prefix = "/";
   bool list_json_flag = false;
@@ -189,23 +218,31 @@ int main(int argc, char** argv) {
   list_cmd->add_flag("--json", list_json_flag, "Print JSON");
   list_cmd->add_option("PREFIX", list_prefix, "Lock name prefix");
 
-  if (const auto command = unknown_command(argc, argv)) {
+  const CommandLine line = split_command_line(app, *run_cmd, argc, argv);
+  if (line.unknown_subcommand) {
     std::fprintf(stderr, "dlock: unknown command '%s' (commands: run, status, list; see --help)\n",
-                 printable(*command).c_str());
+                 printable(*line.unknown_subcommand).c_str());
     return kUsage;
   }
+  std::vector<const char*> own;
+  for (const std::string& word : line.own) own.push_back(word.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(own.size()), own.data());
   } catch (const CLI::ParseError& e) {
     const int status = app.exit(e);
     return status == 0 ? 0 : kUsage;
   }
 
   const std::string url = backend_url(backend_flag);
-  if (*status_cmd) return show_status(url, status_name, status_json_flag);
-  if (*list_cmd) return show_list(url, list_prefix, list_json_flag);
+  OpenOptions open_options;
+  if (!read_password(password_file, open_options.password)) return kUsage;
+  if (*status_cmd) return show_status(url, open_options, lock_name(status_name), status_json_flag);
+  if (*list_cmd) return show_list(url, open_options, lock_name(list_prefix), list_json_flag);
 
   run.backend_url = url;
+  run.password = open_options.password;
+  run.name = lock_name(run.name);
+  run.command = line.command;
   if (!read_duration("--wait", wait_text, run.wait) ||
       !read_duration("--kill-grace", grace_text, run.kill_grace)) {
     return kUsage;
@@ -216,14 +253,14 @@ int main(int argc, char** argv) {
                                       : OnLost::term;
   if (!shell_command.empty()) {
     if (!run.command.empty()) {
-      std::fprintf(stderr, "dlock: give either -c 'COMMAND' or -- COMMAND ARGS, not both\n");
+      std::fprintf(stderr, "dlock: give either -c 'COMMAND' or COMMAND ARGS..., not both\n");
       return kUsage;
     }
     const char* shell = std::getenv("SHELL");
     run.command = {shell && *shell ? shell : "/bin/sh", "-c", shell_command};
   }
   if (run.command.empty()) {
-    std::fprintf(stderr, "dlock: no command given (dlock run NAME -- COMMAND ARGS...)\n");
+    std::fprintf(stderr, "dlock: no command given (dlock run NAME COMMAND ARGS...)\n");
     return kUsage;
   }
   return run_command(run);

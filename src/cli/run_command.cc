@@ -196,10 +196,10 @@ class Runner {
     const auto fail = [&](const Error& e) {
       std::lock_guard guard(acquired.mu);
       acquired.error = e.code();
-      acquired.message = e.what();
+      acquired.message = message_of(e);
     };
     try {
-      OpenOptions open_options{.stop = stop};
+      OpenOptions open_options{.stop = stop, .password = options_.password};
       if (options_.wait && options_.wait->count() > 0) open_options.connect_timeout = options_.wait;
       auto backend = dlock::open(options_.backend_url, open_options);
       {
@@ -311,7 +311,7 @@ int run_command(const RunOptions& options) {
   try {
     return Runner(options).run();
   } catch (const Error& e) {
-    say(e.what());
+    say(message_of(e));
     return exit_status_for(e.code(), Phase::naming);
   } catch (const std::exception& e) {
     say(e.what());

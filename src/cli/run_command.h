@@ -14,6 +14,7 @@ enum class OnLost { term, kill, ignore };
 
 struct RunOptions {
   std::string backend_url;
+  std::optional<std::string> password;  // OpenOptions::password
   std::string name;
   std::vector<std::string> command;  // argv; for -c, {shell, "-c", text}
   // How long to wait for the lock (and a server) in all: nullopt forever, zero for -n.

@@ -1,4 +1,3 @@
-#include <cmath>
 #include <string>
 
 #include <dlock/error.h>
@@ -27,39 +26,6 @@ std::string built_schemes() {
 }
 
 }  // namespace
-
-std::chrono::milliseconds parse_duration(std::string_view text) {
-  const auto bad = [&]() -> Error {
-    return Error(errc::invalid_argument,
-                 "bad duration '" + std::string(text) + "' (examples: 500ms, 30s, 1.5s, 5m, 1h)");
-  };
-  std::size_t digits = 0;
-  while (digits < text.size() &&
-         ((text[digits] >= '0' && text[digits] <= '9') || text[digits] == '.')) {
-    ++digits;
-  }
-  const std::string number(text.substr(0, digits));
-  const std::string_view unit = text.substr(digits);
-  if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) {
-    throw bad();
-  }
-  double value = std::stod(number);
-  if (unit == "ms") {
-  } else if (unit.empty() || unit == "s") {
-    value *= 1e3;
-  } else if (unit == "m" || unit == "min") {
-    value *= 60e3;
-  } else if (unit == "h") {
-    value *= 3600e3;
-  } else if (unit == "d") {
-    value *= 86400e3;
-  } else {
-    throw bad();
-  }
-  // A hundred years is forever for a lock; beyond it the clock arithmetic would overflow.
-  if (!std::isfinite(value) || value > 3.2e12) throw bad();
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(value)));
-}
 
 std::shared_ptr<Backend> open(std::string_view url) { return open(url, OpenOptions{}); }
 

@@ -14,13 +14,49 @@ Url split_scheme(std::string_view url) {
   });
   if (!valid) {
     throw Error(errc::invalid_argument,
-                "'" + std::string(url) + "' is not a backend URL (zk://host:port/chroot or file:)");
+                "'" + redacted(url) + "' is not a backend URL (zk://host:port/chroot or file:)");
   }
   return {scheme, url.substr(colon + 1)};
 }
 
 void bad_url(std::string_view url, const std::string& why) {
-  throw Error(errc::invalid_argument, "backend URL '" + std::string(url) + "': " + why);
+  throw Error(errc::invalid_argument, "backend URL '" + redacted(url) + "': " + why);
+}
+
+std::string redacted(std::string_view url) {
+  const std::size_t authority = url.find("//");
+  if (authority == std::string_view::npos) return std::string(url);
+  const std::size_t end = url.find_first_of("/?", authority + 2);
+  const std::size_t at = url.substr(0, end).rfind('@');
+  if (at == std::string_view::npos || at < authority) return std::string(url);
+  const std::size_t colon = url.substr(0, at).find(':', authority);
+  if (colon == std::string_view::npos) return std::string(url);
+  return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+}
+
+std::string percent_decode(std::string_view url, std::string_view text) {
+  const auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string decoded;
+  decoded.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      decoded += text[i];
+      continue;
+    }
+    const int high = i + 1 < text.size() ? hex(text[i + 1]) : -1;
+    const int low = i + 2 < text.size() ? hex(text[i + 2]) : -1;
+    if (high < 0 || low < 0) {
+      bad_url(url, "'%' must be followed by two hex digits (write a '%' itself as %25)");
+    }
+    decoded += static_cast<char>(high * 16 + low);
+    i += 2;
+  }
+  return decoded;
 }
 
 void for_each_query_option(std::string_view url, std::string_view query,

@@ -105,7 +105,7 @@ TEST_F(CliTest, BadInputHasItsOwnStatusAndMessage) {
       {{"run", "-w", "5 parsecs", "/a", "--", "true"}, 64, "bad duration"},
       {{"run", "--kill-grace", "-1s", "/a", "--", "true"}, 64, ""},
       {{"run", "/a"}, 64, "no command"},
-      {{"run", "relative", "--", "true"}, 65, "must start with '/'"},
+      {{"run", "a/../b", "--", "true"}, 65, "'..'"},
       {{"run", "/a//b", "--", "true"}, 65, "empty component"},
       {{"status", "/a/"}, 65, "must not end with '/'"},
   };
@@ -275,6 +275,50 @@ TEST_F(CliTest, EmptyValuesUnknownCommandsAndHostileNames) {
   const Finished empty_backend = run({dlock_cli(), "--backend", "", "status", "/a"});
   EXPECT_EQ(64, empty_backend.status) << empty_backend.err;
   EXPECT_FALSE(file_exists(dir_.file("long"))) << "a refused name left a directory behind";
+}
+
+// Habits from flock(1), etcdctl and consul: bare names, a command without "--", -x, --nb, Go
+// durations.
+TEST_F(CliTest, FlockHabitsWork) {
+  const Finished bare = run_dlock({"run", "nightly", "echo", "hi"});
+  EXPECT_EQ(0, bare.status) << bare.err;
+  EXPECT_EQ("hi\n", bare.out);
+  // The command starts at the first word after NAME that is not dlock's: its own options pass.
+  const Finished no_dashes = run_dlock({"run", "/a", "ls", "-d", "/"});
+  EXPECT_EQ(0, no_dashes.status) << no_dashes.err;
+  EXPECT_EQ("/\n", no_dashes.out);
+  const Finished options_after_name = run_dlock({"run", "/a", "-w", "1m30s", "-x", "echo", "ok"});
+  EXPECT_EQ(0, options_after_name.status) << options_after_name.err;
+  EXPECT_EQ("ok\n", options_after_name.out);
+  const Finished dash_named = run_dlock({"run", "--", "-named", "echo", "-n"});
+  EXPECT_EQ(0, dash_named.status) << dash_named.err;
+  EXPECT_EQ("/-named", status_json("/-named")["path"]);
+
+  auto holder = hold("nightly");
+  const Finished busy = run_dlock({"run", "--nb", "-E", "9", "nightly", "true"});
+  EXPECT_EQ(9, busy.status) << busy.err;
+  const Finished status = run_dlock({"status", "nightly"});
+  EXPECT_NE(std::string::npos, status.out.find("/nightly")) << status.out;
+  EXPECT_NE(std::string::npos, status.out.find("held")) << status.out;
+  stop_holder(holder);
+
+  const Finished both = run_dlock({"run", "-x", "-s", "/a", "true"});
+  EXPECT_EQ(64, both.status);
+  EXPECT_NE(std::string::npos, both.err.find("--exclusive")) << both.err;
+  const Finished no_unit = run_dlock({"run", "-w", "1m30", "/a", "true"});
+  EXPECT_EQ(64, no_unit.status);
+  EXPECT_EQ(
+      "dlock: --wait: bad duration '1m30' (examples: 500ms, 30s, 1.5s, 1m30s, 1h; a bare "
+      "number is seconds)\n",
+      no_unit.err);
+}
+
+// The backend's password can stay out of the command line; a file that cannot be read is named.
+TEST_F(CliTest, PasswordFileThatCannotBeReadIsNamed) {
+  const Finished f = run_dlock({"--password-file", dir_.file("missing"), "status", "/a"});
+  EXPECT_EQ(64, f.status);
+  EXPECT_NE(std::string::npos, f.err.find(dir_.file("missing"))) << f.err;
+  EXPECT_NE(std::string::npos, f.err.find("No such file")) << f.err;
 }
 
 }  // namespace

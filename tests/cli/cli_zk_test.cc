@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "dlock_process.h"
 #include "fault_proxy.h"
+#include "raw_zk.h"
 #include "zk_server.h"
 
 namespace dlock::test {
@@ -151,21 +153,77 @@ TEST_F(CliZkTest, SignalsEndAConnectAttempt) {
   }
 }
 
+// A chroot that does not exist yet is created on first use, as Curator creates its
+// namespace, by run and by status alike.
+TEST_F(CliZkTest, AMissingChrootIsCreatedOnFirstUse) {
+  const std::string hosts = ZkServer::shared().connect_string();
+  RawZk raw(hosts);
+  const std::string for_run = chroot_ + "/new/app";
+  const Finished ran = run(dlock({"run", "nightly", "true"}, "zk://" + hosts + for_run));
+  EXPECT_EQ(0, ran.status) << ran.err;
+  EXPECT_TRUE(raw.exists(for_run));
+  const std::string for_status = chroot_ + "/other";
+  const Finished status = run(dlock({"status", "/x"}, "zk://" + hosts + for_status));
+  EXPECT_EQ(0, status.status) << status.err;
+  EXPECT_NE(std::string::npos, status.out.find("free")) << status.out;
+  EXPECT_TRUE(raw.exists(for_status));
+}
+
+// The password of a digest user: in the URL (percent-encoded), from DLOCK_PASSWORD or from
+// --password-file; a wrong one is refused by the server's ACL.
+TEST_F(CliZkTest, DigestPasswordsFromTheUrlTheEnvironmentOrAFile) {
+  const std::string hosts = ZkServer::shared().connect_string();
+  const std::string password = "p@ss/w:rd%";
+  RawZk raw(hosts);
+  const std::string credentials = "alice:" + password;
+  ASSERT_EQ(ZOK, zoo_add_auth(raw.handle(), "digest", credentials.c_str(),
+                              static_cast<int>(credentials.size()), nullptr, nullptr));
+  // Only alice may create locks under the chroot.
+  const std::string root = chroot_ + "/alice";
+  ASSERT_EQ(ZOK,
+            zoo_create(raw.handle(), root.c_str(), "", 0, &ZOO_CREATOR_ALL_ACL, 0, nullptr, 0));
+  const std::string as_alice = "zk://alice@" + hosts + root;
+  const auto run_as = [&](const std::string& url, std::vector<std::string> env,
+                          std::vector<std::string> options = {}) {
+    std::vector<std::string> args = {dlock_cli(), "--backend", url};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"run", "/x", "true"});
+    return run(args, std::move(env));
+  };
+  const Finished in_url = run_as("zk://alice:p%40ss%2Fw%3Ard%25@" + hosts + root, {});
+  EXPECT_EQ(0, in_url.status) << in_url.err;
+  const Finished from_env = run_as(as_alice, {"DLOCK_PASSWORD=" + password});
+  EXPECT_EQ(0, from_env.status) << from_env.err;
+  TempDir dir;
+  { std::ofstream(dir.file("password")) << password << "\n"; }
+  const Finished from_file = run_as(as_alice, {}, {"--password-file", dir.file("password")});
+  EXPECT_EQ(0, from_file.status) << from_file.err;
+  const Finished wrong = run_as(as_alice, {"DLOCK_PASSWORD=wrong"});
+  EXPECT_EQ(77, wrong.status) << wrong.err;
+  const Finished none = run_as(as_alice, {});
+  EXPECT_EQ(78, none.status) << none.err;
+  EXPECT_NE(std::string::npos, none.err.find("user 'alice' has no password")) << none.err;
+  // A message quoting the URL hides the password.
+  const Finished bad = run_as("zk://alice:secret@" + hosts + root + "?nonsense=1", {});
+  EXPECT_EQ(78, bad.status);
+  EXPECT_EQ(std::string::npos, bad.err.find("secret")) << bad.err;
+  EXPECT_NE(std::string::npos, bad.err.find("alice:***@")) << bad.err;
+}
+
 // The library's own words reach the user, with the status the table promises.
 TEST_F(CliZkTest, LibraryMessagesAndTheirStatuses) {
   const std::string hosts = ZkServer::shared().connect_string();
-  const Finished no_chroot =
-      run(dlock({"run", "/x", "--", "true"}, "zk://" + hosts + chroot_ + "/not-created"));
-  EXPECT_EQ(78, no_chroot.status) << no_chroot.err;
-  EXPECT_NE(std::string::npos, no_chroot.err.find("is the chroot created?")) << no_chroot.err;
-  EXPECT_NE(std::string::npos, no_chroot.err.find(chroot_ + "/not-created")) << no_chroot.err;
-  // status and list must not call every lock under a missing chroot free.
-  for (const std::vector<std::string>& query :
-       {std::vector<std::string>{"status", "/x"}, std::vector<std::string>{"list"}}) {
-    const Finished f = run(dlock(query, "zk://" + hosts + chroot_ + "/not-created"));
-    EXPECT_EQ(78, f.status) << query[0] << ": " << f.out << f.err;
-    EXPECT_NE(std::string::npos, f.err.find("does not exist")) << f.err;
-  }
+  // A chroot that may not be created: the message names it and says what to do.
+  RawZk raw(hosts);
+  const std::string sealed = chroot_ + "-sealed";
+  ASSERT_EQ(ZOK,
+            zoo_create(raw.handle(), sealed.c_str(), "", 0, &ZOO_READ_ACL_UNSAFE, 0, nullptr, 0));
+  const Finished forbidden = run(dlock({"run", "/x", "true"}, "zk://" + hosts + sealed + "/app"));
+  EXPECT_EQ(77, forbidden.status) << forbidden.err;
+  EXPECT_NE(std::string::npos, forbidden.err.find("creating the chroot " + sealed + "/app"))
+      << forbidden.err;
+  EXPECT_NE(std::string::npos, forbidden.err.find("connect as a user allowed to")) << forbidden.err;
+  raw.remove(sealed);
   const struct {
     std::string url;
     const char* message;

@@ -22,7 +22,7 @@ std::shared_ptr<dlock::Backend> open_file(std::string_view url, std::string_view
   }
   if (rest.find('?') != std::string_view::npos) bad_url(url, "file URLs take no options");
   if (!rest.empty() && rest.front() != '/') bad_url(url, "the directory must be absolute");
-  return file::Backend::open({.directory = std::string(rest)});
+  return file::Backend::open({.directory = percent_decode(url, rest)});
 }
 
 }  // namespace

@@ -195,6 +195,55 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     }
   }
 
+  // Creates the chroot if it does not exist, as Curator creates its namespace on first use.
+  // The session cannot name its chroot's parent, so a second, short session without chroot
+  // creates it (persistent nodes: a chroot is configuration, not a lock). Costs one read per
+  // connect when the chroot exists.
+  void ensure_chroot(std::stop_token stop) {
+    if (options_.chroot.empty()) return;
+    const Clock::time_point deadline = detail::deadline_after(options_.connect_timeout);
+    Pending<std::error_code> root;
+    client_or_throw()->get_data(
+        "/", nullptr,
+        [set = root.setter()](std::error_code ec, std::string, const Stat&) { set(ec); });
+    const std::error_code found = root.get(deadline, "reading the chroot " + options_.chroot);
+    // Anything else, a chroot we may not read included, is for the lock operations to report.
+    if (found != Code::no_node) return;
+    auto creator = Client::open({.hosts = options_.hosts,
+                                 .session_timeout = options_.session_timeout,
+                                 .digest_auth = options_.digest_auth},
+                                executor_, [](ConnectionEvent) {});
+    Pending<std::error_code> created;
+    std::stop_callback on_stop(stop, [set = created.setter()] { set(errc::cancelled); });
+    creator->when_connected(
+        [creator, set = created.setter(), chroot = options_.chroot](std::error_code dead) {
+          if (dead) return set(dead);
+          const std::vector<std::string> parts = detail::path_prefixes(chroot);
+          auto failure = std::make_shared<std::error_code>();
+          for (std::size_t i = 0; i < parts.size(); ++i) {
+            // Requests of one session are answered in order: the last reply ends the work.
+            creator->create(parts[i], "", CreateMode::persistent,
+                            [set, failure, last = i + 1 == parts.size()](std::error_code ec,
+                                                                         std::string, const Stat&) {
+                              if (ec && ec != Code::node_exists && !*failure) *failure = ec;
+                              if (last) set(*failure);
+                            });
+          }
+        });
+    std::error_code ec;
+    try {
+      ec = created.get(deadline, "");
+    } catch (const Error&) {
+      ec = errc::timed_out;
+    }
+    creator->close(make_error_code(errc::session_closed));
+    if (!ec) return;
+    const std::string what = "creating the chroot " + options_.chroot +
+                             " (it does not exist; create it, or connect as a user allowed to)";
+    if (ec == errc::cancelled) throw Error(ec, what);
+    throw_if(ec == errc::timed_out ? make_error_code(errc::connect_failed) : ec, what);
+  }
+
   // After a "no node": throws dlock::Error(invalid_argument) if what is missing is the chroot
   // itself, so that status and list do not call every lock under it free.
   void check_chroot(Client& client, Clock::time_point deadline) const {
@@ -282,7 +331,8 @@ std::shared_ptr<Session> Session::connect(Options options, std::stop_token stop)
     std::lock_guard lock(impl->mu_);
     impl->open_client_locked();
   }
-  impl->wait_connected(std::move(stop));
+  impl->wait_connected(stop);
+  impl->ensure_chroot(stop);
   return std::shared_ptr<Session>(new Session(std::move(impl)));
 }
 

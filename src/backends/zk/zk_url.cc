@@ -8,7 +8,25 @@
 
 namespace dlock {
 
-zk::Options parse_zk_url(std::string_view url) {
+namespace {
+
+// The digest credentials "user:password" of the URL's user information, the password from
+// `password` if given.
+std::string digest_credentials(std::string_view url, std::string_view user_info,
+                               const std::optional<std::string>& password) {
+  const std::size_t colon = user_info.find(':');
+  const std::string user = detail::percent_decode(url, user_info.substr(0, colon));
+  if (user.empty()) detail::bad_url(url, "no user before the ':' of user:password@");
+  if (password) return user + ":" + *password;
+  if (colon == std::string_view::npos) {
+    detail::bad_url(url, "user '" + user +
+                             "' has no password: write user:password@, or give the password "
+                             "apart from the URL");
+  }
+  return user + ":" + detail::percent_decode(url, user_info.substr(colon + 1));
+}
+
+zk::Options options_from_url(std::string_view url, const std::optional<std::string>& password) {
   const detail::Url parts = detail::split_scheme(url);
   if (parts.scheme != "zk") detail::bad_url(url, "not a zk:// URL");
   std::string_view rest = parts.rest;
@@ -23,21 +41,19 @@ zk::Options parse_zk_url(std::string_view url) {
   std::string_view authority = rest.substr(0, slash);
   zk::Options options;
   if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    const std::string_view credentials = authority.substr(0, at);
-    if (credentials.find(':') == std::string_view::npos) {
-      detail::bad_url(url, "credentials must be user:password");
-    }
-    options.digest_auth.emplace_back(credentials);
+    options.digest_auth.push_back(digest_credentials(url, authority.substr(0, at), password));
     authority.remove_prefix(at + 1);
+  } else if (password) {
+    detail::bad_url(url, "a password was given but the URL names no user (zk://user@host:port)");
   }
   if (authority.empty()) detail::bad_url(url, "no host:port given");
   options.hosts = std::string(authority);
   if (slash != std::string_view::npos && slash + 1 < rest.size()) {
-    options.chroot = std::string(rest.substr(slash));
+    options.chroot = detail::percent_decode(url, rest.substr(slash));
   }
   const auto duration = [&](std::string_view value) {
     try {
-      return parse_duration(value);
+      return parse_duration(detail::percent_decode(url, value));
     } catch (const Error& e) {
       detail::bad_url(url, e.what());
     }
@@ -55,13 +71,17 @@ zk::Options parse_zk_url(std::string_view url) {
   return options;
 }
 
+}  // namespace
+
+zk::Options parse_zk_url(std::string_view url) { return options_from_url(url, std::nullopt); }
+
 namespace detail {
 
 void register_zk(BackendRegistry& registry) {
   registry.add({.schemes = {"zk"},
                 .url_form = "zk://host:port[,host:port...][/chroot][?session_timeout=D]",
                 .open = [](std::string_view url, const OpenOptions& open_options) {
-                  zk::Options options = parse_zk_url(url);
+                  zk::Options options = options_from_url(url, open_options.password);
                   if (open_options.connect_timeout) {
                     options.connect_timeout =
                         std::min(options.connect_timeout, *open_options.connect_timeout);
