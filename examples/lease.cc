@@ -49,7 +49,9 @@ void show_lease(std::shared_ptr<dlock::Backend> backend) {
       dlock::Clock::now() + 10s);
 
   std::thread worker([held = std::move(lease), &stop_working]() mutable {
-    if (!stop_working) std::this_thread::sleep_for(50ms);  // the job, done under the lock
+    for (int step = 0; step < 5 && !stop_working; ++step) {
+      std::this_thread::sleep_for(10ms);  // the job, in steps, given up once the lock is lost
+    }
     held.release();  // also what destroying the Lease would do
   });
   worker.join();

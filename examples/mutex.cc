@@ -9,6 +9,7 @@
 #include <iostream>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "example.h"
 
@@ -27,6 +28,7 @@ class FencedStore {
     value_ = std::move(value);
     return true;
   }
+  const std::string& value() const { return value_; }
 
  private:
   std::uint64_t highest_token_ = 0;
@@ -56,6 +58,7 @@ void show_mutex(std::shared_ptr<dlock::Backend> backend) {
   example::expect(store.write(other.token(), "order 2"),
                   "the store to take the new holder's write");
   example::expect(!store.write(first_token, "stale"), "the store to refuse the old holder's token");
+  example::expect(store.value() == "order 2", "the later holder's write to stand");
   std::cout << "tokens " << first_token << " then " << other.token() << ": fenced\n";
 }
 

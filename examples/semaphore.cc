@@ -5,6 +5,7 @@
 //
 //   dlock-example-semaphore [URL]    URL: file: (default), file:///dir, zk://host:port/chroot
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <mutex>
 
