@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 
+import report  # bench/, beside this script
+
 ENV = os.environ
 ZK = ENV["ZK"]
 ZK_PORT = int(ZK.rsplit(":", 1)[1])
@@ -152,7 +154,8 @@ def meta(kind):
             "tree_files": ENV.get("DLOCK_TREE_FILES"), "tree_diff": ENV.get("DLOCK_TREE_DIFF"),
             "command": ENV.get("COMMAND_LINE", "bench/compare.sh"), "repeats": REPEATS,
             "target_s": TARGET_S, "quick": QUICK, "herd_k": HERD_K,
-            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+            "environment": report.environment()}
 
 
 def main():

@@ -4,7 +4,7 @@
    bench/report.py bench/results/STAMP.jsonl
 
 Medians with min-max over the rounds; vs_curator is the median over rounds of the ratio to
-Curator's ops/s at the same point in the same round (contract §5). Standard library + gnuplot.
+Curator's ops/s at the same point in the same round (docs/bench-contract.md §5). Standard library + gnuplot.
 """
 import collections
 import json
@@ -70,26 +70,42 @@ def library(m):
     return text
 
 
-def machine_and_versions(full, extra):
+def environment():
+    """Where the benchmarks run: the machine, and the versions of the server, the C client and
+    the peers. compare.py records it in the results, as the page may be rendered elsewhere."""
     cpu = version("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip()
     mem = version("free -g | awk '/Mem:/ {print $2}'")
     deb = lambda p: version("dpkg-query -W -f '${Version}' %s" % p)
-    return [
-        "Machine: %s, %d cores, %s GiB RAM, Linux %s, Debian %s." % (
+    return {
+        "machine": "%s, %d cores, %s GiB RAM, Linux %s, Debian %s" % (
             cpu, os.cpu_count(), mem, platform.release(), version("cat /etc/debian_version")),
-        "Server: ZooKeeper %s standalone (Debian `zookeeper` %s) on 127.0.0.1, started by "
-        "`scripts/zk-start.sh` (`-Xmx128m -XX:+UseSerialGC`, `forceSync=no`, so there are no "
-        "fsyncs to count), shared by every client process on the same 2 cores." % (
+        "server": "ZooKeeper %s standalone (Debian `zookeeper` %s)" % (
             deb("libzookeeper-java").split("-")[0], deb("libzookeeper-java")),
-        "dlock: %s (Release build, `build-bench/`), ZooKeeper C client %s.%s" % (
-            library(full), deb("libzookeeper-mt2"),
-            " Memory and start-up were re-measured on %s with `ONLY=extras RESULTS=%s bench/compare.sh`, "
-            "library %s." % (extra.get("started"), "bench/results/<this file>", library(extra)) if extra else ""),
-        "Peers: Curator %s with %s; kazoo %s on Python %s; go-zookeeper %s with Go %s; naive "
-        "and raw-c in C++ on the same C client." % (
+        "c_client": deb("libzookeeper-mt2"),
+        "peers": "Curator %s with %s; kazoo %s on Python %s; go-zookeeper %s with Go %s" % (
             deb("libcurator-recipes-java"), version("java -version 2>&1 | head -1"),
             deb("python3-kazoo"), version("/usr/bin/python3 -V").split()[-1],
             deb("golang-github-samuel-go-zookeeper-dev"), version("go version").split()[2]),
+    }
+
+
+def machine_and_versions(full, extra):
+    env = full.get("environment")
+    provenance = ""
+    if not env:
+        env = environment()
+        provenance = " (The results file does not record where it ran: this is the machine, and below " \
+                     "are the versions, that rendered this page.)"
+    return [
+        "Machine: %s.%s" % (env["machine"], provenance),
+        "Server: %s on 127.0.0.1, started by `scripts/zk-start.sh` (`-Xmx128m -XX:+UseSerialGC`, "
+        "`forceSync=no`, so there are no fsyncs to count), shared by every client process on the same "
+        "2 cores." % env["server"],
+        "dlock: %s (Release build, `build-bench/`), ZooKeeper C client %s.%s" % (
+            library(full), env["c_client"],
+            " Memory and start-up were re-measured on %s with `ONLY=extras RESULTS=%s bench/compare.sh`, "
+            "library %s." % (extra.get("started"), "bench/results/<this file>", library(extra)) if extra else ""),
+        "Peers: %s; naive and raw-c in C++ on the same C client." % env["peers"],
     ]
 
 
@@ -107,7 +123,7 @@ def main_table(ok, other, points):
             if not rows:
                 r = other[(point, impl)]
                 why = "unsupported" if r.get("rc") == 3 else "failed: %s" % str(r.get("error", r.get("rc")))[:90]
-                out.append("| %s | %s | %s |" % (point, impl, why) + " |" * (len(COLUMNS) - 1))
+                out.append("| %s | %s | %s |" % (point, display(impl), why) + " |" * (len(COLUMNS) - 1))
                 continue
             ratio = vs_curator(ok, point, impl)
             pc = "%d/%d" % (rows[0]["per_client_min"], rows[0]["per_client_max"]) if "per_client_min" in rows[0] else "–"
@@ -115,7 +131,7 @@ def main_table(ok, other, points):
                 pc = "%d/%d" % (min(r["per_client_min"] for r in rows), max(r["per_client_max"] for r in rows))
             viol = med(rows, "violations")
             out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                point, "**%s**" % impl if impl == "dlock" else impl, fmt(med(rows, "ops_per_s")),
+                point, "**%s**" % impl if impl == "dlock" else display(impl), fmt(med(rows, "ops_per_s")),
                 fmt(ratio, 2, False) if ratio and impl != "curator" else "–", fmt(med(rows, "p50_us"), 0, False),
                 fmt(med(rows, "handoff_p50_us"), 0, False), fmt(med(rows, "srv_pkts_per_op"), 2, False),
                 fmt(med(rows, "srv_watch_events_per_op"), 2, False), fmt(med(rows, "cpu_us_per_op"), 0, False),
@@ -130,7 +146,8 @@ def herd_table(ok, other):
         for impl in impls:
             for n in (2, 11, 51):
                 rows = ok.get(("herd-%s-%d" % (scenario, n), impl))
-                name = {"naive": "seeds' simple lock", "seed-parent-rw": "seeds' rw lock (watches parent)",
+                name = {"naive": "simple lock (all watch one node)",
+                        "seed-parent-rw": "rw lock (all watch the directory)",
                         "dlock": "dlock Mutex" if scenario == "contended" else "dlock SharedMutex"}[impl]
                 if not rows:
                     out.append("| %s | %d | failed | | | |" % (name, n - 1))
@@ -142,31 +159,105 @@ def herd_table(ok, other):
     return out
 
 
-def plot(ok, impls, field, ylabel, name, title):
-    ns = (1, 2, 8, 32)
+# How each implementation looks in every plot. Colours are the Okabe-Ito palette, safe for the
+# common colour-vision deficiencies (its pale yellow left out); dash and point types differ too,
+# so that the series stay apart when printed in grey.
+# (colour, gnuplot dash type, gnuplot point type)
+STYLES = {
+    "dlock": ("#0072B2", "1", 7),
+    "curator": ("#D55E00", "(12,6)", 5),
+    "go-zookeeper": ("#009E73", "(3,4)", 9),
+    "kazoo": ("#CC79A7", "(12,5,3,5)", 13),
+    "naive": ("#000000", "(6,4)", 6),
+    "seed-parent-rw": ("#E69F00", "(12,4,3,4,3,4)", 4),
+    "raw-c": ("#56B4E9", "(20,8)", 12),
+    "dlock-shared": ("#0072B2", "(12,6)", 11),  # dlock's colour: only in the herd plot, beside dlock
+}
+# Shown instead of the name a results file records.
+DISPLAY_NAMES = {"seed-parent-rw": "parent-rw"}
+
+
+def display(impl):
+    return DISPLAY_NAMES.get(impl, impl)
+
+
+def plot(series, xlabel, xtics, ylabel, name, title, key="outside right top"):
+    """Draws one PNG: `series` is [(style, label, [(x, median, min, max), ...])]."""
     with tempfile.TemporaryDirectory() as tmp:
-        series = []
-        for impl in impls:
-            path = os.path.join(tmp, impl + ".dat")
+        commands = []
+        for index, (style, label, points) in enumerate(series):
+            if not points:
+                continue
+            path = os.path.join(tmp, "%d.dat" % index)
             with open(path, "w") as f:
-                for n in ns:
-                    m = med(ok.get(("contended-%d" % n, impl), []), field)
-                    if m:
-                        f.write("%d %f %f %f\n" % (n, m[0], m[1], m[2]))
-            if os.path.getsize(path):
-                series.append("'%s' using 1:2:3:4 with yerrorlines title '%s'" % (path, impl))
-        script = """set terminal pngcairo size 800,480 font ',10'
+                f.writelines("%s %f %f %f\n" % point for point in points)
+            colour, dash, point = STYLES[style]
+            # The min-max bars solid, whatever the series' dash type: dotted bars are hard to see.
+            commands.append("'%s' using 1:2:3:4 with yerrorbars lw 1.5 lc rgb '%s' dt 1 pt %d ps 1.4 notitle"
+                            % (path, colour, point))
+            commands.append("'%s' using 1:2 with linespoints lw %s lc rgb '%s' dt %s pt %d ps 1.4 title '%s'"
+                            % (path, 3 if style.startswith("dlock") else 2.5, colour, dash, point, label))
+        script = """set terminal pngcairo size 800,480 font ',11'
 set output '%s'
 set title '%s'
-set xlabel 'clients (each with its own session)'
+set xlabel '%s'
 set ylabel '%s'
-set logscale x 2
-set xtics (1,2,8,32)
-set key outside right
-set grid
+set logscale x
+set xrange [%s:%s]
+set xtics (%s)
+set yrange [0:*]
+set key %s
+set grid lc rgb '#c0c0c0' dt 3
 plot %s
-""" % (os.path.join(PLOTS, name), title, ylabel, ", ".join(series))
+""" % (os.path.join(PLOTS, name), title, xlabel, ylabel, min(xtics) / 1.3, max(xtics) * 1.3,
+       ", ".join(str(x) for x in xtics), key, ", ".join(commands))
         subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+def measured(ok, impl, points, field):
+    """(x, median, min, max) of `field` over the rounds at each (x, point) that has results."""
+    found = []
+    for x, point in points:
+        m = med(ok.get((point, impl), []), field)
+        if m:
+            found.append((x,) + m)
+    return found
+
+
+def plots(ok):
+    """One plot per headline claim, into docs/benchmarks/."""
+    clients = (1, 2, 8, 32)
+    contended = [(n, "contended-%d" % n) for n in clients]
+    peers = ["dlock", "curator", "go-zookeeper", "kazoo", "naive"]
+    plot([(i, display(i), measured(ok, i, contended, "ops_per_s")) for i in peers],
+         "contending clients, each with its own session (log scale)", clients,
+         "acquire+release per second", "contended-throughput.png",
+         "One lock, N clients: throughput (median, min-max over rounds)")
+    plot([(i, display(i), measured(ok, i, contended, "handoff_p50_us")) for i in peers],
+         "contending clients, each with its own session (log scale)", clients,
+         "hand-off p50 (µs)", "handoff-latency.png",
+         "One lock, N clients: release-to-next-holder latency (median, min-max over rounds)")
+    waiters = (1, 10, 50)
+    herd = [("naive", "naive", "simple lock: all watch one node", "contended"),
+            ("dlock", "dlock", "dlock Mutex", "contended"),
+            ("seed-parent-rw", "seed-parent-rw", "rw lock: all watch the directory", "rw"),
+            ("dlock", "dlock-shared", "dlock SharedMutex", "rw")]
+    plot([(style, label, measured(ok, impl, [(w, "herd-%s-%d" % (scenario, w + 1)) for w in waiters],
+                                  "srv_watch_events_per_op"))
+          for impl, style, label, scenario in herd],
+         "waiters (log scale)", waiters, "watch notifications per acquire+release",
+         "herd.png", "Herd effect: notifications the server sends per operation",
+         key="inside left top box opaque")
+    sizes = (100, 1000)
+    plot([(i, display(i), measured(ok, i, [(m, "many-locks-%d" % m) for m in sizes], "ops_per_s"))
+          for i in ("dlock", "curator", "go-zookeeper", "kazoo", "raw-c")],
+         "locks held at once by one session (log scale)", sizes, "locks acquired+released per second",
+         "many-locks.png", "Many locks on one session: throughput (median, min-max over rounds)")
+    rw_clients = (8, 32)
+    plot([(i, display(i), measured(ok, i, [(n, "rw-%d" % n) for n in rw_clients], "ops_per_s"))
+          for i in ("dlock", "curator", "kazoo", "seed-parent-rw")],
+         "clients, 90 % readers (log scale)", rw_clients, "acquire+release per second",
+         "read-write.png", "Read-write lock, N clients: throughput (median, min-max over rounds)")
 
 
 def targets(ok, extras):
@@ -239,11 +330,7 @@ def main():
     for r in rows:  # the last record of each wins: ONLY=extras re-measurements replace earlier ones
         if r.get("point", "").startswith(("memory", "startup")):
             extras[r["point"]] = r
-    impls = ["dlock", "curator", "kazoo", "go-zookeeper", "naive"]
-    plot(ok, impls, "ops_per_s", "acquire+release per second", "contended-throughput.png",
-         "contended: ops/s against clients (median, min-max over rounds)")
-    plot(ok, impls, "handoff_p50_us", "hand-off p50 (µs)", "handoff-latency.png",
-         "contended: hand-off latency p50 against clients")
+    plots(ok)
     points = []
     for r in rows:
         p = r.get("point", "")
@@ -256,8 +343,9 @@ def main():
     reps = full.get("repeats", max((r.get("rep", 1) for r in rows), default=1))
     rel = os.path.relpath(path, REPO)
     md = ["# Benchmarks", "",
-          "dlock beside Curator, kazoo and go-zookeeper on one standalone ZooKeeper, plus the seeds' "
-          "weaker lock designs (to measure their herd effect) and the raw C client (the protocol's floor). "
+          "dlock beside Curator, kazoo and go-zookeeper on one standalone ZooKeeper, plus two simpler lock "
+          "designs common in tutorials (to measure their herd effect) and the raw C client (the protocol's "
+          "floor). "
           "Generated by `bench/compare.sh`; do not edit by hand.", "",
           "## How this page was made", "",
           "- Command: `%s`, started %s; the runs took %s s on this machine (installing and building "
@@ -269,8 +357,8 @@ def main():
           "- Re-render the page from the raw results without rerunning: `bench/report.py %s`." % rel]
     md += ["- " + line for line in machine_and_versions(full, extra)]
     md += ["", "## Method", "",
-           "Every implementation is one program following the lock benchmark contract "
-           "(`/work/shared/bench/CONTRACT.md`): `--zk HOST:PORT --scenario NAME --clients N --iterations K "
+           "Every implementation is one program following the "
+           "[lock benchmark contract](bench-contract.md): `--zk HOST:PORT --scenario NAME --clients N --iterations K "
            "[--locks M]`, one JSON line on stdout. Each client has its own ZooKeeper session (30 s timeout); "
            "W = ceil(K/10) warm-up ops on `…/warm`, then all clients start together; hold time is zero; "
            "percentiles are nearest-rank. One op is one acquire followed by its release.",
@@ -297,18 +385,23 @@ def main():
            "`raw-c` in many-locks pipelines the M create+getChildren pairs then the M deletes; "
            "`raw-c:pipelined-cgd` keeps 128 create+getChildren+delete cycles in flight on one session "
            "(the server's throughput for that message pattern).",
-           "- `naive` is the seeds' simple lock (everyone creates `<lock>/x`, losers watch it with `exists`); "
-           "`seed-parent-rw` is the seeds' read-write lock where every waiter watches the parent's children. "
-           "Both are `dlock-bench --strategy simple|parent-rw`.",
+           "- `naive` is a simple non-fair lock where every waiter watches the lock node (everyone creates "
+           "`<lock>/x`, losers watch it with `exists` and try again when it goes); `parent-rw` is a read-write "
+           "lock where every waiter watches the lock directory's children. Both are common in tutorials, "
+           "and both wake every waiter on each release (a herd). They are "
+           "`dlock-bench --strategy simple|parent-rw`.",
            "", "## Targets", ""]
     md += targets(ok, extras)
     md += ["", "## Results (medians over rounds, min–max in brackets)", ""]
     md += main_table(ok, other, points)
     md += ["", "![contended throughput](benchmarks/contended-throughput.png)", "",
            "![hand-off latency](benchmarks/handoff-latency.png)", "",
+           "![many locks](benchmarks/many-locks.png)", "",
+           "![read-write lock](benchmarks/read-write.png)", "",
            "## Herd effect: watch notifications per operation", "",
            "One run each, K=%s, server-side counts. N clients means N-1 waiters." % full.get("herd_k", "?"), ""]
     md += herd_table(ok, other)
+    md += ["", "![herd effect](benchmarks/herd.png)"]
     md += ["", "## Memory and start-up", ""]
     mem_d, mem_c, start = extras.get("memory-dlock", {}), extras.get("memory-curator", {}), extras.get("startup", {})
     md.append("| measurement | dlock | Curator (JVM) |")

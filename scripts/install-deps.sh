@@ -15,6 +15,8 @@ readonly REQUIRED_PACKAGES=(
   libasio-dev
   # Interop tests (tests/interop): Curator's jars and javac for CuratorWorker.java, kazoo.
   libcurator-recipes-java libslf4j-java default-jdk-headless python3-kazoo
+  # The link checker of the docs (tests/docs/check-links.py), standard library only.
+  python3
 )
 
 missing_packages=()
