@@ -52,6 +52,8 @@ class Client : public std::enable_shared_from_this<Client> {
     std::string chroot{};  // "" or "/app"
     std::chrono::milliseconds session_timeout{};
     std::vector<std::string> digest_auth{};
+    // dlock's own events (a lock lost), for Options::log; may be empty.
+    std::function<void(LogLevel, std::string)> report{};
   };
   using EventListener = std::function<void(ConnectionEvent)>;
   using Completion = std::function<void(std::error_code)>;
@@ -85,6 +87,10 @@ class Client : public std::enable_shared_from_this<Client> {
   std::chrono::milliseconds negotiated_timeout() const noexcept;
   const std::string& hosts() const noexcept { return config_.hosts; }
   const std::string& chroot() const noexcept { return config_.chroot; }
+  // Tells the session's log of an event of dlock's own (Config::report).
+  void report(LogLevel level, std::string text) const {
+    if (config_.report) config_.report(level, std::move(text));
+  }
   // The library thread that runs timers and user callbacks for work on this client.
   detail::Executor& executor() const noexcept { return *executor_; }
 

@@ -132,6 +132,45 @@ TEST_F(FaultTest, SessionExpiryWhileHoldingFiresLostAndHandsTheLockOn) {
   EXPECT_TRUE(holder.try_lock_for(10s));
 }
 
+// dlock's own events reach Options::log with their levels: connected, suspended, the session
+// expired, the lock lost, and the new session connected.
+TEST_F(FaultTest, DlocksOwnEventsReachTheLog) {
+  std::mutex mu;
+  std::vector<std::pair<zk::LogLevel, std::string>> lines;
+  const auto saw_line = [&](zk::LogLevel level, const std::string& text) {
+    std::lock_guard lock(mu);
+    return std::any_of(lines.begin(), lines.end(), [&](const auto& line) {
+      return line.first == level && line.second.starts_with("dlock: ") &&
+             line.second.find(text) != std::string::npos;
+    });
+  };
+  auto session = connect({.hosts = proxy_.connect_string(),
+                          .session_timeout = 4000ms,
+                          .log =
+                              [&](zk::LogLevel level, std::string_view line) {
+                                std::lock_guard lock(mu);
+                                lines.emplace_back(level, line);
+                              },
+                          .log_level = zk::LogLevel::info});
+  EXPECT_TRUE(eventually([&] { return saw_line(zk::LogLevel::info, "connected to ZooKeeper"); }));
+  Mutex holder(session, "/locks/x");
+  holder.lock();
+  expire(*session);
+  EXPECT_TRUE(eventually([&] { return saw_line(zk::LogLevel::warn, "suspended"); }, 10s));
+  proxy_.pass();
+  EXPECT_TRUE(fires_within(holder.lost(), 10s));
+  EXPECT_TRUE(eventually([&] { return saw_line(zk::LogLevel::error, "expired"); }, 10s));
+  EXPECT_TRUE(
+      eventually([&] { return saw_line(zk::LogLevel::warn, "lost the lock /locks/x/"); }, 10s));
+  EXPECT_TRUE(eventually([&] { return session->state() == zk::SessionState::connected; }, 10s));
+  holder.unlock();
+  std::lock_guard lock(mu);
+  const auto connected = std::count_if(lines.begin(), lines.end(), [](const auto& line) {
+    return line.second.starts_with("dlock: connected to ZooKeeper");
+  });
+  EXPECT_EQ(2, connected) << "the first session and the one after the expiry";
+}
+
 // Pitfall 17 and DESIGN §3: with the connection down, the lock is declared lost before the
 // server can have expired the session, and the old session's node is never adopted.
 TEST_F(FaultTest, LongDisconnectionDeclaresTheLockLostBeforeTheServerExpiresIt) {

@@ -106,16 +106,28 @@ TEST_F(SessionTest, LocksLiveUnderTheChroot) {
   EXPECT_EQ(root.children(chroot_ + "/locks/x").size(), 1u);
 }
 
-TEST_F(SessionTest, AMissingChrootIsNamedWhenLocking) {
-  auto session = zk::Session::connect(
-      {.hosts = server().connect_string(), .chroot = chroot_ + "/not-created"});
+// A chroot that does not exist is created by connect(), as Curator creates its namespace.
+TEST_F(SessionTest, AMissingChrootIsCreatedOnConnect) {
+  const std::string chroot = chroot_ + "/not-created/yet";
+  auto session = zk::Session::connect({.hosts = server().connect_string(), .chroot = chroot});
+  EXPECT_TRUE(raw().exists("/not-created/yet"));
+  Mutex mutex(session, "/locks/x");
+  std::lock_guard guard(mutex);
+  EXPECT_EQ(raw().children("/not-created/yet/locks/x").size(), 1u);
+}
+
+// A chroot deleted after connect() is named when locking.
+TEST_F(SessionTest, AChrootDeletedLaterIsNamedWhenLocking) {
+  auto session =
+      zk::Session::connect({.hosts = server().connect_string(), .chroot = chroot_ + "/gone"});
+  raw().remove("/gone");
   Mutex mutex(session, "/locks/x");
   try {
     mutex.lock();
     ADD_FAILURE() << "locked under a chroot that does not exist";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), errc::invalid_argument);
-    EXPECT_NE(std::string(e.what()).find("chroot"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(chroot_ + "/gone"), std::string::npos) << e.what();
   }
 }
 

@@ -33,8 +33,11 @@ struct Options {
   // Digest credentials ("user:password") added to the session; nodes are then created with
   // ACLs that give all rights to these identities only (CREATOR_ALL). Empty: open ACLs.
   std::vector<std::string> digest_auth{};
-  // Receives the ZooKeeper C client's own log lines at `log_level` and above. Empty (the
-  // default): the client is silent. Called on the client's threads; must not block.
+  // Receives log lines at `log_level` and above: dlock's own events, prefixed "dlock: "
+  // (connected at info; suspended and a lock lost at warn; reconnected at info; the session
+  // expired, given up or refused at error), on the session's executor thread; and the
+  // ZooKeeper C client's own lines, on its threads. Empty (the default): silent. Must not
+  // block.
   std::function<void(LogLevel, std::string_view)> log{};
   LogLevel log_level = LogLevel::warn;
 };

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -116,11 +117,16 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     std::weak_ptr<Impl> weak = weak_from_this();
     // Connection events arrive on the C client's thread: hand them to the executor, where
     // closing a client (which joins the C client's threads) is allowed.
+    std::weak_ptr<Impl> reporter = weak;
     client_ =
         Client::open({.hosts = options_.hosts,
                       .chroot = options_.chroot,
                       .session_timeout = options_.session_timeout,
-                      .digest_auth = options_.digest_auth},
+                      .digest_auth = options_.digest_auth,
+                      .report =
+                          [reporter](LogLevel level, std::string text) {
+                            if (auto self = reporter.lock()) self->report(level, std::move(text));
+                          }},
                      executor_, [weak, executor = executor_, generation](ConnectionEvent event) {
                        executor->post([weak, generation, event] {
                          if (auto self = weak.lock()) self->on_event(generation, event);
@@ -136,6 +142,11 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     switch (event) {
       case ConnectionEvent::connected:
         cancel_timers_locked();
+        if (state_ == SessionState::suspended) {
+          report(LogLevel::info, "reconnected to ZooKeeper, session " + session_hex() + " kept");
+        } else if (state_ != SessionState::connected) {
+          report_connected_locked();
+        }
         set_state_locked(SessionState::connected);
         break;
       case ConnectionEvent::disconnected: {
@@ -153,13 +164,23 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
         loss_timer_ = executor_->post_at(lost_at, [weak, generation] {
           if (auto self = weak.lock()) self->on_loss_deadline(generation);
         });
+        report(LogLevel::warn,
+               "connection to ZooKeeper lost, session " + session_hex() +
+                   " suspended: held locks are given up in " +
+                   std::to_string(
+                       std::chrono::duration_cast<std::chrono::milliseconds>(lost_at - Clock::now())
+                           .count()) +
+                   " ms unless a server answers");
         break;
       }
       case ConnectionEvent::expired:
+        report(LogLevel::error,
+               "session " + session_hex() + " expired: its locks are lost; opening a new session");
         retire_locked(make_error_code(errc::session_expired), SessionState::expired);
         open_client_locked();
         break;
       case ConnectionEvent::auth_failed:
+        report(LogLevel::error, "ZooKeeper refused the credentials of session " + session_hex());
         retire_locked(make_error_code(errc::auth_failed), SessionState::closed);
         break;
     }
@@ -168,6 +189,9 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
   void on_loss_deadline(std::uint64_t generation) {
     std::lock_guard lock(mu_);
     if (closed_ || generation != generation_ || !client_ || client_->connected()) return;
+    report(LogLevel::error, "no ZooKeeper server answered in time: session " + session_hex() +
+                                " given up, its locks are lost (before the server can expire "
+                                "it); opening a new session");
     retire_locked(make_error_code(errc::connection_lost), SessionState::lost);
     open_client_locked();
   }
@@ -180,6 +204,28 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     client->kill(reason);
     executor_->post([client, reason] { client->close(reason); });
     set_state_locked(state);
+  }
+
+  // Hands an event of dlock's own to Options::log, on the executor: the caller may hold mu_,
+  // and the callback is user code.
+  void report(LogLevel level, std::string text) const {
+    if (!options_.log || level > options_.log_level) return;
+    executor_->post(
+        [log = options_.log, level, text = "dlock: " + std::move(text)] { log(level, text); });
+  }
+
+  void report_connected_locked() const {
+    report(LogLevel::info, "connected to ZooKeeper at " + options_.hosts + ", session " +
+                               session_hex() + ", timeout " +
+                               std::to_string(client_->negotiated_timeout().count()) + " ms");
+  }
+
+  // REQUIRES: client_ set.
+  std::string session_hex() const {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%llx",
+                  static_cast<unsigned long long>(client_->session_id()));
+    return text;
   }
 
   void cancel_timers_locked() {
@@ -273,7 +319,10 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     throw_if(ec, "connecting to " + options_.hosts);
     // The connected event reaches on_event() through the executor; say so now already.
     std::lock_guard lock(mu_);
-    if (client_ == client) set_state_locked(SessionState::connected);
+    if (client_ == client && state_ != SessionState::connected) {
+      report_connected_locked();
+      set_state_locked(SessionState::connected);
+    }
   }
 
   const Options options_;

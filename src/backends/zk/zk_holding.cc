@@ -12,8 +12,8 @@ ZkHolding::~ZkHolding() { client_->remove_observer(observer_); }
 
 void ZkHolding::watch() {
   std::weak_ptr<ZkHolding> weak = weak_from_this();
-  observer_ = client_->add_observer([weak](std::error_code) {
-    if (auto self = weak.lock()) self->mark_lost(self->client_->executor());
+  observer_ = client_->add_observer([weak](std::error_code reason) {
+    if (auto self = weak.lock()) self->lose(reason.message());
   });
   std::shared_ptr<NodeWatch> adopted;
   {
@@ -43,10 +43,16 @@ bool ZkHolding::watch_node(std::shared_ptr<NodeWatch> own_watch) {
   }
   own_watch->on_gone([weak] {
     if (auto self = weak.lock(); self && !self->released()) {
-      self->mark_lost(self->client_->executor());
+      self->lose("its node was deleted");
     }
   });
   return true;
+}
+
+void ZkHolding::lose(const std::string& why) {
+  if (released() || lost_.exchange(true)) return;
+  client_->report(zk::LogLevel::warn, "lost the lock " + node() + ": " + why);
+  mark_lost(client_->executor());
 }
 
 void ZkHolding::do_release() noexcept {

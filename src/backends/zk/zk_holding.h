@@ -2,6 +2,7 @@
 #ifndef DLOCK_SRC_BACKENDS_ZK_ZK_HOLDING_H_
 #define DLOCK_SRC_BACKENDS_ZK_ZK_HOLDING_H_
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -41,8 +42,11 @@ class ZkHolding : public detail::Holding, public std::enable_shared_from_this<Zk
  private:
   // Adopts `own_watch` as the watch on our node; false if the lock is already released.
   bool watch_node(std::shared_ptr<NodeWatch> own_watch);
+  // Raises lost() and logs `why`, once, unless the lock was released.
+  void lose(const std::string& why);
 
   const std::shared_ptr<zk::Client> client_;
+  std::atomic<bool> lost_{false};
   zk::Client::ObserverId observer_ = 0;
 
   std::mutex mu_;
