@@ -15,6 +15,9 @@ readonly REQUIRED_PACKAGES=(
   libasio-dev
   # Interop tests (tests/interop): Curator's jars and javac for CuratorWorker.java, kazoo.
   libcurator-recipes-java libslf4j-java default-jdk-headless python3-kazoo
+  # The Debian package (scripts/package-deb.sh, tests/install/check-deb.sh): dpkg-shlibdeps
+  # and file for CPack's Depends, man to read the page.
+  dpkg-dev file man-db
 )
 
 missing_packages=()
