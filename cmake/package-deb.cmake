@@ -6,14 +6,14 @@ set(CPACK_PACKAGE_VENDOR "the dlock authors")
 set(CPACK_PACKAGE_CONTACT "dlock authors")
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "dlock authors")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "distributed locks on ZooKeeper and local files")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION [=[distributed locks on ZooKeeper and local files
- dlock is a C++20 library of distributed locks: a mutex, a readers-writer lock, a
- semaphore and a multi-lock, fair and herd-free on Apache ZooKeeper, with a fencing
- token with every lock and a signal when a lock is lost. The local file backend
- (flock) offers the same on one host with no server.
- .
- The dlock command is a distributed flock(1): it runs a command while holding a
- lock, and shows who holds a lock and who waits.]=])
+# The summary is the first line of the package's Description, these paragraphs the rest.
+set(CPACK_PACKAGE_DESCRIPTION [=[dlock is a C++20 library of distributed locks: a mutex, a readers-writer lock, a
+semaphore and a multi-lock, fair and herd-free on Apache ZooKeeper, with a fencing
+token with every lock and a signal when a lock is lost. The local file backend
+(flock) offers the same on one host with no server.
+
+The dlock command is a distributed flock(1): it runs a command while holding a
+lock, and shows who holds a lock and who waits.]=])
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)

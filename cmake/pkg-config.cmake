@@ -10,13 +10,13 @@ foreach(dir LIBDIR INCLUDEDIR)
   set(${variable} "${path}")
 endforeach()
 
-# What a static libdlock needs at the consumer's link step; a shared one records it itself. The
-# ZooKeeper C client ships no .pc file, uuid does. asio and nlohmann_json are header-only.
-set(dlock_pc_requires_private "")
+# What a static libdlock needs at the consumer's link step; a shared one records it itself.
+# asio and nlohmann_json are header-only. The ZooKeeper C client ships no .pc file; uuid's is
+# not named in Requires.private because pkg-config would then hand every consumer its Cflags,
+# -I.../include/uuid, which no public header of dlock needs.
 set(dlock_pc_libs_private "-pthread")
 if(DLOCK_WITH_ZOOKEEPER)
-  set(dlock_pc_requires_private "uuid")
-  string(PREPEND dlock_pc_libs_private "-lzookeeper_mt ")
+  string(PREPEND dlock_pc_libs_private "-lzookeeper_mt -luuid ")
 endif()
 
 configure_file(${CMAKE_CURRENT_LIST_DIR}/dlock.pc.in ${PROJECT_BINARY_DIR}/dlock.pc @ONLY)

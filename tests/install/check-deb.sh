@@ -31,7 +31,7 @@ major=$(sed -n 's/^#define DLOCK_VERSION_MAJOR //p' "$root/usr/include/dlock/ver
 minor=$(sed -n 's/^#define DLOCK_VERSION_MINOR //p' "$root/usr/include/dlock/version.h")
 soname=libdlock.so.$major
 ((major == 0)) && soname+=.$minor
-objdump -p "$libdir/libdlock.so" | grep -qE "SONAME +$soname\$" ||
+[[ "$(objdump -p "$libdir/libdlock.so")" =~ SONAME\ +$soname$'\n' ]] ||
   fail "libdlock.so's SONAME is not $soname"
 depends=$(dpkg-deb -f "$deb" Depends)
 [[ "$depends" == *libzookeeper-mt* ]] || fail "Depends lacks the ZooKeeper client: '$depends'"
@@ -41,7 +41,7 @@ export LD_LIBRARY_PATH=$libdir
 cmake -S "$source_dir/tests/install" -B "$root/build" -DCMAKE_PREFIX_PATH="$root/usr" >/dev/null
 cmake --build "$root/build" >/dev/null
 "$root/build/consumer"
-ldd "$root/build/consumer" | grep -q "$libdir/$soname" || fail "consumer did not load $soname"
+[[ "$(ldd "$root/build/consumer")" == *"$libdir/$soname "* ]] || fail "consumer did not load $soname"
 echo "find_package(dlock) against the package: ok"
 
 # The .pc file says /usr; the sysroot puts the extracted root in front of its paths.
@@ -53,9 +53,9 @@ g++ -std=c++20 -o "$root/consumer-pc" "$source_dir/tests/install/consumer.cc" \
 "$root/consumer-pc"
 echo "pkg-config dlock against the package: ok"
 
-"$root/usr/bin/dlock" --help | grep -q 'EXIT STATUS' || fail "dlock --help"
+[[ "$("$root/usr/bin/dlock" --help)" == *'EXIT STATUS'* ]] || fail "dlock --help"
 # man -l reads the page through the formatter; -ww turns its warnings on.
-MANROFFOPT=-ww man -l "$root/usr/share/man/man1/dlock.1" 2>"$root/man.err" |
-  grep -q 'EXIT STATUS' || fail "man -l dlock.1"
+page=$(MANROFFOPT=-ww man -l "$root/usr/share/man/man1/dlock.1" 2>"$root/man.err")
+[[ "$page" == *'EXIT STATUS'* ]] || fail "man -l dlock.1"
 [[ ! -s "$root/man.err" ]] || fail "man -l dlock.1 warns: $(cat "$root/man.err")"
 echo "dlock --help and man dlock: ok"
