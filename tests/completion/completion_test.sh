@@ -5,9 +5,9 @@
 set -uo pipefail  # no -e: the completion runs as in an interactive shell
 # shellcheck source=scripts/completion/dlock.bash
 source "$1" || exit 1
-work=$(mktemp -d /tmp/dlock-completion.XXXXXX)
+work=$(mktemp -d /tmp/dlock-completion.XXXXXX) || exit 1
 trap 'rm -rf "$work"' EXIT
-cd "$work"
+cd "$work" || exit 1
 touch only-file
 failures=0
 
@@ -70,6 +70,7 @@ expect 'dlock run /jobs/a -c ' ''
 
 # With bash-completion loaded, the command is completed by its own completion from the right
 # word of COMP_WORDS, whatever bash split before it.
+# shellcheck disable=SC2317  # called by _dlock
 _command_offset() { COMPREPLY=("offset $1"); }
 expect 'dlock --backend=zk://h:2181 run --max 2 /a -- ls -' 'offset 13'
 expect 'dlock run /a ls -' 'offset 3'
