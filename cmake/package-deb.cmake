@@ -2,8 +2,6 @@
 # CMake and pkg-config files, the dlock command, its man page and completion.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME dlock)
-set(CPACK_PACKAGE_VENDOR "the dlock authors")
-set(CPACK_PACKAGE_CONTACT "dlock authors")
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "dlock authors")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "distributed locks on ZooKeeper and local files")
 # The summary is the first line of the package's Description, these paragraphs the rest.
@@ -18,7 +16,6 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
-set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 # Depends is computed from what the binaries link (libc6, libstdc++6, libzookeeper-mt2, ...).
 find_program(DLOCK_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(DLOCK_DPKG_SHLIBDEPS)
