@@ -17,6 +17,9 @@ readonly REQUIRED_PACKAGES=(
   libcurator-recipes-java libslf4j-java default-jdk-headless python3-kazoo
   # The link checker of the docs (tests/docs/check-links.py), standard library only.
   python3
+  # The Debian package (scripts/package-deb.sh, tests/install/check-deb.sh): dpkg-shlibdeps
+  # and file for CPack's Depends, man to read the page.
+  dpkg-dev file man-db
 )
 
 missing_packages=()

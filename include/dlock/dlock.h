@@ -13,6 +13,7 @@
 #include <dlock/open.h>
 #include <dlock/semaphore.h>
 #include <dlock/shared_mutex.h>
+#include <dlock/version.h>
 #include <dlock/zk/session.h>
 
 #endif  // DLOCK_DLOCK_H_

@@ -1,0 +1,24 @@
+# lib/pkgconfig/dlock.pc for builds without CMake. Paths under the prefix are written relative
+# to ${prefix}, so `pkg-config --define-variable=prefix=...` can move them.
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(path "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(path "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+  string(TOLOWER "dlock_pc_${dir}" variable)
+  set(${variable} "${path}")
+endforeach()
+
+# What a static libdlock needs at the consumer's link step; a shared one records it itself.
+# asio and nlohmann_json are header-only. The ZooKeeper C client ships no .pc file; uuid's is
+# not named in Requires.private because pkg-config would then hand every consumer its Cflags,
+# -I.../include/uuid, which no public header of dlock needs.
+set(dlock_pc_libs_private "-pthread")
+if(DLOCK_WITH_ZOOKEEPER)
+  string(PREPEND dlock_pc_libs_private "-lzookeeper_mt -luuid ")
+endif()
+
+configure_file(${CMAKE_CURRENT_LIST_DIR}/dlock.pc.in ${PROJECT_BINARY_DIR}/dlock.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/dlock.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+        COMPONENT development)
