@@ -37,7 +37,7 @@ const char* exit_status_table() {
   71     system error (fork, pipe)
   75     the lock was lost while the command ran; the command was stopped
   77     permission denied by the server or the file system
-  78     bad backend URL or unknown scheme, a chroot that does not exist, or a primitive
+  78     bad backend URL or unknown scheme, a chroot deleted while in use, or a primitive
          the backend cannot offer
   126    the command could not be executed
   127    the command was not found

@@ -152,8 +152,10 @@ int show_list(const std::string& url, const OpenOptions& options, const std::str
 int main(int argc, char** argv) {
   CLI::App app{kDescription, "dlock"};
   app.footer(std::string(kExamples) + "\n\n" + exit_status_table() +
-             "\n\nSee docs/cli.md for the whole manual.");
+             "\n\nSee man dlock for the whole manual.");
   app.require_subcommand(1);
+  app.set_version_flag("-V,--version", std::string("dlock ") + dlock::version(),
+                       "Print dlock's version and exit");
   // Every message of dlock's starts so, usage errors too (cli.md).
   app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
     return "dlock: " + CLI::FailureMessage::simple(failed, e);
