@@ -13,6 +13,9 @@ readonly REQUIRED_PACKAGES=(
   uuid-dev nlohmann-json3-dev clang-format
   # The event loop: standalone asio, header-only.
   libasio-dev
+  # The Redis backend: hiredis's reply parser, OpenSSL for rediss://; its tests start Debian's
+  # redis-server (redis-cli from redis-tools) and check interoperability with python3-redis.
+  libhiredis-dev libssl-dev redis-server redis-tools python3-redis openssl
   # Interop tests (tests/interop): Curator's jars and javac for CuratorWorker.java, kazoo.
   libcurator-recipes-java libslf4j-java default-jdk-headless python3-kazoo
   # The link checker of the docs (tests/docs/check-links.py), standard library only.

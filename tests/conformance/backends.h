@@ -19,6 +19,7 @@
 
 #include <dlock/dlock.h>
 
+#include "redis_server.h"
 #include "zk_server.h"
 
 namespace dlock::test {
@@ -49,6 +50,19 @@ struct FileBackend {
   std::shared_ptr<Backend> open() { return file::Backend::open({.directory = directory}); }
   void end_session(Backend&) {}
   std::string directory;
+};
+
+// A database of its own on the shared server; end_session() deletes every lock key, as a server
+// that lost its data (a restart without persistence) would.
+struct RedisBackend {
+  static constexpr const char* kName = "Redis";
+  static constexpr bool kLosesLocks = true;
+  RedisBackend() : db(unique_redis_db()) {}
+  std::shared_ptr<Backend> open() {
+    return dlock::open(RedisServer::shared().url() + "/" + std::to_string(db) + "?ttl=2s");
+  }
+  void end_session(Backend&) { RedisServer::shared().cli({"FLUSHDB"}, db); }
+  int db;
 };
 
 }  // namespace dlock::test

@@ -144,7 +144,9 @@ template <class... A, class... B>
 struct Concat<::testing::Types<A...>, ::testing::Types<B...>> {
   using type = ::testing::Types<A..., B...>;
 };
-using Combinations = Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>>::type;
+using Combinations =
+    Concat<typename Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>>::type,
+           OnEveryPrimitive<RedisBackend>>::type;
 
 struct CombinationNames {
   template <class T>

@@ -1,0 +1,234 @@
+#include "connection.h"
+
+#include <asio/post.hpp>
+
+#include <dlock/error.h>
+
+namespace dlock::redis_backend {
+
+namespace {
+
+constexpr std::chrono::milliseconds kLongestBackoff{2000};
+
+Reply reason(std::string text) {
+  return Reply{.type = Reply::Type::error, .text = std::move(text)};
+}
+
+}  // namespace
+
+std::shared_ptr<Connection> Connection::create(asio::io_context& io, Endpoint endpoint) {
+  return std::shared_ptr<Connection>(new Connection(io, std::move(endpoint)));
+}
+
+Connection::Connection(asio::io_context& io, Endpoint endpoint)
+    : io_(io), endpoint_(std::move(endpoint)), resolver_(io), timer_(io) {}
+
+Connection::~Connection() = default;
+
+void Connection::send(Command command, Callback done) {
+  asio::post(io_, [self = shared_from_this(), command = std::move(command),
+                   done = std::move(done)]() mutable {
+    self->enqueue(std::move(command), std::move(done));
+  });
+}
+
+void Connection::subscribe(std::string channel, OnMessage on_message, Callback on_ready) {
+  asio::post(io_, [self = shared_from_this(), channel = std::move(channel),
+                   on_message = std::move(on_message), on_ready = std::move(on_ready)]() mutable {
+    self->subscription_ =
+        Subscription{std::move(channel), std::move(on_message), std::move(on_ready)};
+    if (self->state_ == State::idle) self->connect();
+  });
+}
+
+void Connection::close() {
+  asio::post(io_, [self = shared_from_this()] {
+    if (self->state_ == State::closed) return;
+    self->fail(errc::session_closed, "the Redis backend was closed");
+    self->state_ = State::closed;
+    self->timer_.cancel();
+    self->resolver_.cancel();
+  });
+}
+
+void Connection::enqueue(Command command, Callback done) {
+  switch (state_) {
+    case State::closed:
+      return done(errc::session_closed, reason("the Redis backend was closed"));
+    case State::ready:
+      encode_command(command, pending_output_);
+      in_flight_.push_back(std::move(done));
+      return flush();
+    case State::idle:
+      queued_.emplace_back(std::move(command), std::move(done));
+      return connect();
+    case State::connecting:
+      queued_.emplace_back(std::move(command), std::move(done));
+      return;
+  }
+}
+
+void Connection::connect() {
+  state_ = State::connecting;
+  const std::uint64_t generation = ++generation_;
+  parser_.emplace();
+  pending_output_.clear();
+  try {
+    stream_ = endpoint_.tls ? make_tls_stream(io_, *endpoint_.tls) : make_tcp_stream(io_);
+  } catch (const Error& e) {
+    return fail(errc::connect_failed, e.what());
+  }
+  timer_.expires_after(endpoint_.connect_timeout);
+  timer_.async_wait([self = shared_from_this(), generation](std::error_code ec) {
+    if (ec || generation != self->generation_ || self->state_ != State::connecting) return;
+    self->fail(
+        errc::connect_failed,
+        "no answer within " + std::to_string(self->endpoint_.connect_timeout.count()) + " ms");
+  });
+  resolver_.async_resolve(endpoint_.host, endpoint_.port,
+                          [self = shared_from_this(), generation](
+                              std::error_code ec, asio::ip::tcp::resolver::results_type results) {
+                            if (generation != self->generation_) return;
+                            if (ec) return self->fail(errc::connect_failed, ec.message());
+                            self->stream_->connect(results,
+                                                   [self, generation](std::error_code connected) {
+                                                     if (generation == self->generation_)
+                                                       self->on_connected(connected);
+                                                   });
+                          });
+}
+
+void Connection::on_connected(std::error_code ec) {
+  if (ec) return fail(errc::connect_failed, ec.message());
+  read();
+  handshake();
+}
+
+void Connection::handshake() {
+  std::deque<std::pair<Command, Callback>> steps;
+  const auto refused = [self = shared_from_this()](std::error_code code, std::string what) {
+    return [self, code, what](std::error_code ec, Reply reply) {
+      if (!ec && reply.is_error()) self->fail(code, what + ": " + reply.text);
+    };
+  };
+  if (endpoint_.password) {
+    Command auth{"AUTH"};
+    if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
+    auth.push_back(*endpoint_.password);
+    steps.emplace_back(std::move(auth), refused(errc::auth_failed, "AUTH"));
+  }
+  if (endpoint_.db != 0) {
+    steps.emplace_back(Command{"SELECT", std::to_string(endpoint_.db)},
+                       refused(errc::connect_failed, "SELECT " + std::to_string(endpoint_.db)));
+  }
+  if (subscription_) {
+    steps.emplace_back(Command{"SUBSCRIBE", subscription_->channel},
+                       refused(errc::connect_failed, "SUBSCRIBE"));
+  } else {
+    // Proves the server speaks RESP (and that AUTH was accepted) before a lock relies on it.
+    steps.emplace_back(Command{"PING"}, refused(errc::connect_failed, "PING"));
+  }
+  // The last step's reply makes the connection ready, unless an earlier step failed it.
+  auto& [last_command, last_done] = steps.back();
+  last_done = [self = shared_from_this(), check = std::move(last_done), generation = generation_](
+                  std::error_code ec, Reply reply) {
+    check(ec, reply);
+    if (ec || generation != self->generation_) return;
+    self->state_ = State::ready;
+    self->timer_.cancel();
+    self->backoff_ = std::chrono::milliseconds(100);
+    auto queued = std::move(self->queued_);
+    for (auto& [command, done] : queued) {
+      encode_command(command, self->pending_output_);
+      self->in_flight_.push_back(std::move(done));
+    }
+    self->flush();
+    if (self->subscription_) self->subscription_->on_ready({}, {});
+  };
+  for (auto& [command, done] : steps) {
+    encode_command(command, pending_output_);
+    in_flight_.push_back(std::move(done));
+  }
+  flush();
+}
+
+void Connection::flush() {
+  if (!writing_.empty() || pending_output_.empty()) return;
+  writing_.swap(pending_output_);
+  stream_->write(asio::buffer(writing_), [self = shared_from_this(), generation = generation_](
+                                             std::error_code ec, std::size_t) {
+    if (generation != self->generation_) return;
+    if (ec) return self->fail(errc::connection_lost, ec.message());
+    self->writing_.clear();
+    self->flush();
+  });
+}
+
+void Connection::read() {
+  stream_->read_some(asio::buffer(input_), [self = shared_from_this(), generation = generation_](
+                                               std::error_code ec, std::size_t n) {
+    if (generation != self->generation_) return;
+    if (ec) {
+      const bool eof = ec == asio::error::eof;
+      return self->fail(self->state_ == State::ready ? errc::connection_lost : errc::connect_failed,
+                        eof ? "the server closed the connection" : ec.message());
+    }
+    try {
+      self->parser_->feed(std::string_view(self->input_.data(), n));
+      while (std::optional<Reply> reply = self->parser_->next()) {
+        self->on_reply(std::move(*reply));
+        if (generation != self->generation_) return;
+      }
+    } catch (const Error& e) {
+      return self->fail(errc::connection_lost, e.what());
+    }
+    self->read();
+  });
+}
+
+void Connection::on_reply(Reply reply) {
+  if (subscription_ && state_ == State::ready) {
+    // ["message", channel, payload]; the confirmations of SUBSCRIBE came before "ready".
+    if (reply.elements.size() == 3 && reply.elements[0].text == "message") {
+      subscription_->on_message(reply.elements[2].text);
+    }
+    return;
+  }
+  if (in_flight_.empty()) return fail(errc::connection_lost, "a reply nobody asked for");
+  Callback done = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  done({}, std::move(reply));
+}
+
+void Connection::fail(std::error_code code, const std::string& why) {
+  if (state_ == State::closed) return;
+  const bool was_connecting = state_ == State::connecting;
+  ++generation_;
+  state_ = State::idle;
+  if (stream_) stream_->close();
+  stream_.reset();
+  writing_.clear();
+  pending_output_.clear();
+  timer_.cancel();
+  const Reply text = reason("redis " + endpoint_.address() + ": " + why);
+  auto in_flight = std::move(in_flight_);
+  auto queued = std::move(queued_);
+  in_flight_.clear();
+  queued_.clear();
+  for (Callback& done : in_flight) done(code, text);
+  for (auto& [command, done] : queued) done(code, text);
+  if (subscription_ && code != errc::session_closed) {
+    if (was_connecting) subscription_->on_ready(code, text);
+    schedule_resubscription();
+  }
+}
+
+void Connection::schedule_resubscription() {
+  timer_.expires_after(backoff_);
+  backoff_ = std::min(backoff_ * 2, kLongestBackoff);
+  timer_.async_wait([self = shared_from_this()](std::error_code ec) {
+    if (!ec && self->state_ == State::idle) self->connect();
+  });
+}
+
+}  // namespace dlock::redis_backend

@@ -1,0 +1,101 @@
+// One connection to a Redis server on the executor's io_context: commands are pipelined (sent
+// as soon as they are given, replies matched in order), so thousands of locks share it with no
+// thread per request. It connects on demand, authenticates and selects the database first,
+// and after a failure connects again on the next command; a subscriber connection (subscribe())
+// reconnects by itself and subscribes again.
+#ifndef DLOCK_SRC_BACKENDS_REDIS_CONNECTION_H_
+#define DLOCK_SRC_BACKENDS_REDIS_CONNECTION_H_
+
+#include <array>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "resp.h"
+#include "stream.h"
+
+namespace dlock::redis_backend {
+
+// Where a server is and how to log in.
+struct Endpoint {
+  std::string host;
+  std::string port;
+  std::optional<TlsOptions> tls;  // rediss://
+  std::string user;               // empty: AUTH with the password alone (Redis before 6)
+  std::optional<std::string> password;
+  int db = 0;
+  std::chrono::milliseconds connect_timeout{5000};
+
+  std::string address() const { return host + ":" + port; }
+};
+
+// Thread safety: send(), subscribe() and close() may be called from any thread; everything
+// else happens on the io_context's thread, where every callback runs.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // The reply (possibly a Redis error reply), or a code with the reason in reply.text:
+  // errc::connect_failed (no connection within the connect timeout), errc::auth_failed (the
+  // server refused the user or password), errc::connection_lost (the connection ended before
+  // the reply came: the command may or may not have run), errc::session_closed (close()).
+  using Callback = std::function<void(std::error_code, Reply)>;
+  using OnMessage = std::function<void(const std::string& message)>;
+
+  static std::shared_ptr<Connection> create(asio::io_context& io, Endpoint endpoint);
+  ~Connection();
+
+  void send(Command command, Callback done);
+  // Makes this a subscriber connection: connected now and after every failure (with a backoff),
+  // subscribed to `channel`, each message passed to `on_message`. `on_ready` runs after each
+  // successful subscription with an empty code, or with the failure of each attempt. Call once,
+  // before anything else; send() is not for subscriber connections.
+  void subscribe(std::string channel, OnMessage on_message, Callback on_ready);
+  // Fails every command not answered yet with session_closed and stops reconnecting.
+  void close();
+
+ private:
+  enum class State { idle, connecting, ready, closed };
+  struct Subscription {
+    std::string channel;
+    OnMessage on_message;
+    Callback on_ready;
+  };
+
+  Connection(asio::io_context& io, Endpoint endpoint);
+  void connect();
+  void on_connected(std::error_code ec);
+  void handshake();
+  void enqueue(Command command, Callback done);
+  void flush();
+  void read();
+  void on_reply(Reply reply);
+  // Ends the current stream: every callback waiting gets `code` with `why`.
+  void fail(std::error_code code, const std::string& why);
+  void schedule_resubscription();
+
+  asio::io_context& io_;
+  const Endpoint endpoint_;
+  asio::ip::tcp::resolver resolver_;
+  asio::steady_timer timer_;  // the connect timeout, then a subscriber's reconnection backoff
+  std::optional<Subscription> subscription_;
+  State state_ = State::idle;
+  std::uint64_t generation_ = 0;  // one per stream: handlers of an older stream do nothing
+  std::shared_ptr<Stream> stream_;
+  std::optional<ReplyParser> parser_;
+  std::deque<std::pair<Command, Callback>> queued_;  // waiting for the connection
+  std::deque<Callback> in_flight_;                   // sent, in the order of their replies
+  std::string pending_output_;
+  std::string writing_;
+  std::array<char, 16 * 1024> input_{};
+  std::chrono::milliseconds backoff_{100};
+};
+
+}  // namespace dlock::redis_backend
+
+#endif  // DLOCK_SRC_BACKENDS_REDIS_CONNECTION_H_

@@ -1,0 +1,191 @@
+#include "redis_client.h"
+
+#include <future>
+#include <random>
+#include <thread>
+
+#include <dlock/error.h>
+
+namespace dlock::redis_backend {
+
+namespace {
+
+using Outcome = std::pair<std::error_code, std::string>;
+
+std::string random_hex(std::size_t bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::random_device random;
+  std::string hex;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    const unsigned byte = random() & 0xff;
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 15];
+  }
+  return hex;
+}
+
+// Waits for `outcome` until `deadline`, answering a stop request within a few milliseconds.
+Outcome wait_for(std::future<Outcome>& outcome, Clock::time_point deadline,
+                 const std::stop_token& stop, const std::string& address) {
+  while (outcome.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+    if (stop.stop_requested()) return {errc::cancelled, "connecting to redis " + address};
+    if (Clock::now() >= deadline) {
+      return {errc::connect_failed, "redis " + address + ": no answer in time"};
+    }
+  }
+  return outcome.get();
+}
+
+}  // namespace
+
+std::error_code code_of_error(const std::string& error) {
+  const auto starts = [&](std::string_view prefix) { return error.starts_with(prefix); };
+  if (starts("DLOCKMISMATCH") || starts("WRONGTYPE")) return errc::lock_mismatch;
+  if (starts("MOVED") || starts("ASK") || starts("CROSSSLOT") || starts("CLUSTERDOWN")) {
+    return errc::not_supported;
+  }
+  if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
+  if (starts("NOPERM")) return errc::permission_denied;
+  if (starts("LOADING") || starts("BUSY") || starts("MASTERDOWN") || starts("TRYAGAIN")) {
+    return errc::connection_lost;
+  }
+  return errc::backend_failure;
+}
+
+bool transient(std::error_code code) { return code == errc::connection_lost; }
+
+RedisClient::RedisClient(ClientOptions options)
+    : options_(std::move(options)),
+      client_id_(random_hex(16)),
+      executor_(std::make_shared<detail::Executor>()),
+      timers_(*executor_) {}
+
+RedisClient::~RedisClient() {
+  if (commands_) commands_->close();
+  if (wakeups_) wakeups_->close();
+}
+
+std::shared_ptr<RedisClient> RedisClient::open(ClientOptions options, const OpenOptions& open) {
+  std::shared_ptr<RedisClient> client(new RedisClient(std::move(options)));
+  asio::io_context& io = client->executor_->io_context();
+  client->commands_ = Connection::create(io, client->options_.endpoint);
+  client->wakeups_ = Connection::create(io, client->options_.endpoint);
+
+  auto subscribed = std::make_shared<std::promise<Outcome>>();
+  std::future<Outcome> subscription = subscribed->get_future();
+  std::weak_ptr<RedisClient> weak = client;
+  client->wakeups_->subscribe(
+      "dlock:wake:" + client->client_id_,
+      [weak](const std::string& id) {
+        if (auto self = weak.lock()) self->on_message(id);
+      },
+      [weak, subscribed, first = true](std::error_code ec, Reply reason) mutable {
+        if (first) {
+          first = false;
+          subscribed->set_value({ec, reason.text});
+        } else if (!ec) {
+          if (auto self = weak.lock()) self->wake_all();
+        }
+      });
+  auto pinged = std::make_shared<std::promise<Outcome>>();
+  std::future<Outcome> ping = pinged->get_future();
+  client->send({"PING"}, [pinged](std::error_code ec, const std::string& detail, Reply) {
+    pinged->set_value({ec, detail});
+  });
+
+  // A little beyond the connections' own timeout, which reports the reason.
+  const Clock::time_point deadline =
+      Clock::now() + client->options_.endpoint.connect_timeout + std::chrono::milliseconds(500);
+  for (std::future<Outcome>* step : {&ping, &subscription}) {
+    const auto [code, detail] = wait_for(*step, deadline, open.stop, client->address());
+    if (code) throw Error(code, detail);
+  }
+  return client;
+}
+
+void RedisClient::send(Command command, Done done) {
+  commands_->send(std::move(command), [done = std::move(done)](std::error_code ec, Reply reply) {
+    if (ec) return done(ec, reply.text, std::move(reply));
+    if (reply.is_error()) return done(code_of_error(reply.text), reply.text, std::move(reply));
+    done({}, {}, std::move(reply));
+  });
+}
+
+void RedisClient::run(const Script& script, const LockKeys& keys, std::vector<std::string> args,
+                      Done done) {
+  Command by_sha = script_command(script, true, keys.all, args);
+  send(std::move(by_sha),
+       [self = shared_from_this(), &script, keys, args = std::move(args), done = std::move(done)](
+           std::error_code ec, const std::string& detail, Reply reply) mutable {
+         // The server forgot its scripts (a restart, SCRIPT FLUSH): EVAL loads the script again.
+         if (ec && reply.text.starts_with("NOSCRIPT")) {
+           return self->send(script_command(script, false, keys.all, args), std::move(done));
+         }
+         done(ec, ec ? "redis " + self->address() + ": " + detail : detail, std::move(reply));
+       });
+}
+
+Reply RedisClient::wait_reply(const std::function<void(Done)>& start, Clock::time_point deadline) {
+  auto promise = std::make_shared<std::promise<std::tuple<std::error_code, std::string, Reply>>>();
+  auto future = promise->get_future();
+  start([promise](std::error_code ec, const std::string& detail, Reply reply) {
+    promise->set_value({ec, detail, std::move(reply)});
+  });
+  if (future.wait_until(deadline) != std::future_status::ready) {
+    throw Error(errc::timed_out, "redis " + address() + ": no reply in time");
+  }
+  auto [ec, detail, reply] = future.get();
+  if (ec) throw Error(ec, detail);
+  return reply;
+}
+
+Reply RedisClient::call(Command command, Clock::time_point deadline) {
+  return wait_reply([&](Done done) { send(std::move(command), std::move(done)); }, deadline);
+}
+
+Reply RedisClient::call(const Script& script, const LockKeys& keys, Clock::time_point deadline) {
+  return wait_reply([&](Done done) { run(script, keys, {}, std::move(done)); }, deadline);
+}
+
+std::string RedisClient::new_id(char role) {
+  std::lock_guard lock(mu_);
+  return client_id_ + "-" + std::to_string(next_id_++) + "-" + role;
+}
+
+void RedisClient::add_waiter(const std::string& id, std::function<void()> wake) {
+  std::lock_guard lock(mu_);
+  waiters_[id] = std::move(wake);
+}
+
+void RedisClient::remove_waiter(const std::string& id) {
+  std::lock_guard lock(mu_);
+  waiters_.erase(id);
+}
+
+void RedisClient::on_message(const std::string& id) {
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = waiters_.find(id);
+    if (it == waiters_.end()) return;
+    wake = it->second;
+  }
+  wake();
+}
+
+void RedisClient::wake_all() {
+  std::vector<std::function<void()>> all;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, wake] : waiters_) all.push_back(wake);
+  }
+  for (const auto& wake : all) wake();
+}
+
+lease::LeaseTerms RedisClient::lease_terms() const noexcept {
+  // A twentieth of the ttl as margin: what a holder has between lost() and the key's expiry
+  // on top of the drift (loss_notice()).
+  return {.ttl = options_.ttl, .drift = 0.01, .margin = options_.ttl / 20};
+}
+
+}  // namespace dlock::redis_backend

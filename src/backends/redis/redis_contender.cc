@@ -1,0 +1,190 @@
+#include "redis_contender.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <dlock/error.h>
+
+#include "core/holder_data.h"
+#include "redis_holding.h"
+
+namespace dlock::redis_backend {
+
+namespace {
+
+using detail::Outcome;
+
+constexpr std::chrono::milliseconds kTransientRetry{100};
+
+char role_letter(ContenderSpec::Role role) {
+  switch (role) {
+    case ContenderSpec::Role::exclusive:
+      return 'x';
+    case ContenderSpec::Role::writer:
+      return 'w';
+    case ContenderSpec::Role::reader:
+      return 'r';
+    case ContenderSpec::Role::semaphore:
+      return 's';
+  }
+  return 'x';
+}
+
+std::string kind_of(const ContenderSpec& spec) {
+  return spec.role == ContenderSpec::Role::semaphore ? "semaphore:" + std::to_string(spec.permits)
+                                                     : "lock";
+}
+
+}  // namespace
+
+// One acquisition. Everything but start() and cancel() runs on the executor's thread.
+class Attempt : public std::enable_shared_from_this<Attempt> {
+ public:
+  static std::shared_ptr<Attempt> start(std::shared_ptr<const Site> site,
+                                        Clock::time_point deadline, std::stop_token stop,
+                                        detail::Contender::Done done) {
+    std::shared_ptr<Attempt> attempt(
+        new Attempt(std::move(site), deadline, std::move(stop), std::move(done)));
+    attempt->executor().post([attempt] { attempt->begin(); });
+    return attempt;
+  }
+
+  void cancel() {
+    executor().post(
+        [self = shared_from_this()] { self->finish(Outcome::failure(errc::cancelled)); });
+  }
+
+ private:
+  Attempt(std::shared_ptr<const Site> site, Clock::time_point deadline, std::stop_token stop,
+          detail::Contender::Done done)
+      : site_(std::move(site)),
+        id_(site_->client->new_id(role_letter(site_->spec.role))),
+        record_(detail::encode_holder_data(site_->label)),
+        deadline_(deadline),
+        stop_(std::move(stop)),
+        done_(std::move(done)) {}
+
+  detail::Executor& executor() const { return *site_->client->executor(); }
+
+  void begin() {
+    std::weak_ptr<Attempt> weak = weak_from_this();
+    site_->client->add_waiter(id_, [weak] {
+      if (auto self = weak.lock()) self->step();
+    });
+    on_stop_.emplace(stop_,
+                     std::function<void()>([weak, this_executor = site_->client->executor()] {
+                       this_executor->post([weak] {
+                         if (auto self = weak.lock())
+                           self->finish(Outcome::failure(errc::cancelled));
+                       });
+                     }));
+    step();
+  }
+
+  // Runs the acquire script now, or right after the one in flight.
+  void step() {
+    if (finished_) return;
+    if (in_flight_) {
+      again_ = true;
+      return;
+    }
+    cancel_timer();
+    if (stop_.stop_requested()) return finish(Outcome::failure(errc::cancelled));
+    const Clock::time_point sent = Clock::now();
+    const bool wait = sent < deadline_;
+    in_flight_ = true;
+    const Site& site = *site_;
+    site.client->run(
+        acquire_script(), site.keys,
+        {id_, std::to_string(site.client->ttl().count()), std::to_string(site.spec.permits),
+         record_, wait ? "1" : "0", kind_of(site.spec)},
+        [self = shared_from_this(), sent, wait](std::error_code ec, const std::string& detail,
+                                                Reply reply) {
+          self->on_reply(sent, wait, ec, detail, std::move(reply));
+        });
+  }
+
+  void on_reply(Clock::time_point sent, bool wait, std::error_code ec, const std::string& detail,
+                Reply reply) {
+    in_flight_ = false;
+    if (finished_) return;  // finish() already sent the release behind this request
+    if (ec) {
+      if (!transient(ec)) return finish(Outcome::failure(ec, detail));
+      return retry_at(Clock::now() + kTransientRetry);
+    }
+    const bool granted = reply.elements.size() == 2 && reply.elements[0].integer == 1;
+    if (granted) {
+      const auto token = static_cast<std::uint64_t>(reply.elements[1].integer);
+      return finish(
+          Outcome::success(RedisHolding::start(site_->client, site_->keys, id_, token, sent)));
+    }
+    if (!wait) return finish(Outcome::failure(errc::timed_out));
+    queued_ = true;
+    if (again_) {
+      again_ = false;
+      return step();
+    }
+    // Refreshes the queue entry (its life is one ttl) well before it can expire.
+    Clock::time_point next = sent + site_->client->ttl() / 3;
+    const std::int64_t hint = reply.elements.size() == 2 ? reply.elements[1].integer : -1;
+    if (hint > 0) next = std::min(next, Clock::now() + std::chrono::milliseconds(hint));
+    retry_at(next);
+  }
+
+  // Runs step() at `when`, or ends the attempt at the deadline if that comes first.
+  void retry_at(Clock::time_point when) {
+    cancel_timer();
+    const bool timeout = deadline_ <= when;
+    timer_ = executor().post_at(std::min(when, deadline_), [self = shared_from_this(), timeout] {
+      self->timer_.reset();
+      if (timeout) return self->finish(Outcome::failure(errc::timed_out));
+      self->step();
+    });
+  }
+
+  void cancel_timer() {
+    if (timer_) executor().cancel(*timer_);
+    timer_.reset();
+  }
+
+  void finish(Outcome outcome) {
+    if (finished_) return;
+    finished_ = true;
+    cancel_timer();
+    on_stop_.reset();
+    site_->client->remove_waiter(id_);
+    // A queue entry, or a grant still on its way: the release script removes either.
+    if (!outcome.holding && (queued_ || in_flight_)) {
+      release_in_background(site_->client, site_->keys, id_, Clock::now() + site_->client->ttl());
+    }
+    detail::Contender::Done done = std::move(done_);
+    done(std::move(outcome));
+  }
+
+  const std::shared_ptr<const Site> site_;
+  const std::string id_;
+  const std::string record_;
+  const Clock::time_point deadline_;
+  const std::stop_token stop_;
+  detail::Contender::Done done_;
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
+  std::optional<detail::Executor::TimerId> timer_;
+  bool finished_ = false;
+  bool in_flight_ = false;
+  bool again_ = false;  // a wake-up came while a request was in flight
+  bool queued_ = false;
+};
+
+RedisContender::RedisContender(Site site) : site_(std::make_shared<const Site>(std::move(site))) {}
+
+RedisContender::~RedisContender() { abandon(); }
+
+void RedisContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
+  current_.set(Attempt::start(site_, deadline, std::move(stop), std::move(done)));
+}
+
+void RedisContender::abandon() noexcept {
+  if (auto attempt = current_.get()) attempt->cancel();
+}
+
+}  // namespace dlock::redis_backend

@@ -1,0 +1,44 @@
+// One contender of dlock's Redis lock. An attempt runs the acquire script, which grants the
+// lock or queues the contender (first come, first served) in one round trip; a queued attempt
+// then waits for the one wake-up message a release sends it, running the script again when it
+// comes, and also every third of the ttl (which keeps its queue entry alive; an entry not kept
+// alive expires, so a dead waiter leaves the queue by itself) or when the script says that
+// what blocks it could expire without a release (a dead holder, another program's lock).
+#ifndef DLOCK_SRC_BACKENDS_REDIS_REDIS_CONTENDER_H_
+#define DLOCK_SRC_BACKENDS_REDIS_REDIS_CONTENDER_H_
+
+#include <memory>
+#include <string>
+
+#include "core/contender.h"
+#include "redis_client.h"
+#include "scripts.h"
+
+namespace dlock::redis_backend {
+
+// Where and what a contender locks.
+struct Site {
+  std::shared_ptr<RedisClient> client;
+  LockKeys keys;
+  ContenderSpec spec;
+  std::string label;  // goes into the holder and waiter records
+};
+
+class Attempt;
+
+class RedisContender final : public detail::Contender {
+ public:
+  explicit RedisContender(Site site);
+  ~RedisContender() override;
+
+  void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
+  void abandon() noexcept override;
+
+ private:
+  const std::shared_ptr<const Site> site_;
+  detail::CurrentAttempt<Attempt> current_;
+};
+
+}  // namespace dlock::redis_backend
+
+#endif  // DLOCK_SRC_BACKENDS_REDIS_REDIS_CONTENDER_H_

@@ -1,0 +1,118 @@
+// redis:// and rediss:// URLs, and the registry entry of the Redis backend.
+//
+//   redis[s]://[[user]:password@]host[:port][/db][?ttl=D&connect_timeout=D&tls_ca=FILE]
+#include <charconv>
+
+#include <dlock/error.h>
+
+#include "core/backend_registry.h"
+#include "core/url.h"
+#include "redis_backend.h"
+
+namespace dlock::detail {
+
+namespace {
+
+using redis_backend::ClientOptions;
+
+constexpr std::chrono::milliseconds kShortestTtl{100};
+
+int parse_number(std::string_view url, std::string_view text, const char* what, int largest) {
+  int value = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > largest) {
+    bad_url(url, std::string(what) + " '" + std::string(text) + "' is not a number from 0 to " +
+                     std::to_string(largest));
+  }
+  return value;
+}
+
+ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
+  const Url parts = split_scheme(url);
+  const bool tls = parts.scheme == "rediss";
+  std::string_view rest = parts.rest;
+  if (!rest.starts_with("//")) bad_url(url, "write redis://host:port");
+  rest.remove_prefix(2);
+  const std::size_t query_start = rest.find('?');
+  const std::string_view query =
+      query_start == std::string_view::npos ? std::string_view() : rest.substr(query_start + 1);
+  rest = rest.substr(0, query_start);
+  const std::size_t slash = rest.find('/');
+  const std::string_view db = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  std::string_view authority = rest.substr(0, slash);
+
+  ClientOptions options;
+  redis_backend::Endpoint& endpoint = options.endpoint;
+  if (!db.empty()) endpoint.db = parse_number(url, db, "database", 1 << 30);
+  const std::size_t at = authority.rfind('@');
+  if (at != std::string_view::npos) {
+    const std::string_view user_info = authority.substr(0, at);
+    const std::size_t colon = user_info.find(':');
+    endpoint.user = percent_decode(url, user_info.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      endpoint.password = percent_decode(url, user_info.substr(colon + 1));
+    }
+    if (open.password) endpoint.password = *open.password;
+    if (!endpoint.password) {
+      bad_url(url, "user '" + endpoint.user +
+                       "' has no password: write user:password@, or give the password apart");
+    }
+    authority = authority.substr(at + 1);
+  } else if (open.password) {
+    bad_url(url,
+            "a password was given but the URL names no user (redis://user@host or "
+            "redis://default@host)");
+  }
+  std::string_view port = "6379";
+  if (authority.starts_with("[")) {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) bad_url(url, "an IPv6 address needs its closing ']'");
+    endpoint.host = std::string(authority.substr(1, close - 1));
+    authority.remove_prefix(close + 1);
+    if (authority.starts_with(":"))
+      port = authority.substr(1);
+    else if (!authority.empty())
+      bad_url(url, "expected ':port' after the IPv6 address");
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    endpoint.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (endpoint.host.empty()) bad_url(url, "no host");
+  endpoint.port = std::to_string(parse_number(url, port, "port", 65535));
+
+  std::string ca_file;
+  for_each_query_option(url, query, [&](std::string_view key, std::string_view value) {
+    if (key == "ttl") {
+      options.ttl = parse_duration(percent_decode(url, value));
+      if (options.ttl < kShortestTtl) bad_url(url, "ttl must be at least 100ms");
+    } else if (key == "connect_timeout") {
+      endpoint.connect_timeout = parse_duration(percent_decode(url, value));
+    } else if (key == "tls_ca" && tls) {
+      ca_file = percent_decode(url, value);
+    } else {
+      bad_url(url, "unknown option '" + std::string(key) + "' (known: ttl, connect_timeout" +
+                       (tls ? ", tls_ca)" : ")"));
+    }
+  });
+  if (open.connect_timeout && *open.connect_timeout < endpoint.connect_timeout) {
+    endpoint.connect_timeout = *open.connect_timeout;
+  }
+  if (tls) endpoint.tls = redis_backend::TlsOptions{ca_file, endpoint.host};
+  return options;
+}
+
+}  // namespace
+
+void register_redis(BackendRegistry& registry) {
+  registry.add(
+      {.schemes = {"redis", "rediss"},
+       .url_form = "redis[s]://[[user]:password@]host[:port][/db][?ttl=D]",
+       .open = [](std::string_view url, const OpenOptions& open) {
+         const std::string_view scheme = split_scheme(url).scheme == "rediss" ? "rediss" : "redis";
+         return std::shared_ptr<dlock::Backend>(std::make_shared<redis_backend::RedisBackend>(
+             redis_backend::RedisClient::open(options_from_url(url, open), open), scheme));
+       }});
+}
+
+}  // namespace dlock::detail

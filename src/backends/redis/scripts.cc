@@ -1,0 +1,241 @@
+#include "scripts.h"
+
+#include <openssl/sha.h>
+
+namespace dlock::redis_backend {
+
+namespace {
+
+// What every script shares. A contender's id is "<client>-<n>-<role>": the role is its last
+// letter (x exclusive, w writer, r reader, s semaphore), and "dlock:wake:<client>" is the
+// channel of the client that waits for it.
+constexpr std::string_view kPrelude = R"lua(
+if redis.replicate_commands then redis.replicate_commands() end
+local lock, queue, waiting, shared, data, kind, fence =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function role_of(id) return string.sub(id, -1) end
+local function exclusive(role) return role == 'x' or role == 'w' end
+
+-- Waiters and shared holders whose time ran out: their clients died or were cut off.
+local function prune(now)
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting, '-inf', now)) do
+    redis.call('ZREM', queue, id)
+    redis.call('ZREM', waiting, id)
+    redis.call('HDEL', data, id)
+  end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', shared, '-inf', now)) do
+    redis.call('ZREM', shared, id)
+    redis.call('HDEL', data, id)
+  end
+end
+
+-- The bookkeeping outlives the last contender by at most `ms`: an abandoned lock leaves nothing.
+local function keep(ms)
+  for _, key in ipairs({queue, waiting, shared, data, kind}) do
+    if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+  end
+end
+
+-- Whether a contender of `role` with `ahead` entries queued before it may hold now.
+local function may_take(role, ahead, permits)
+  if role == 's' then return redis.call('ZCARD', shared) + ahead < permits end
+  if redis.call('EXISTS', lock) == 1 then return false end
+  if role == 'r' then
+    if ahead == 0 then return true end
+    for _, other in ipairs(redis.call('ZRANGE', queue, 0, ahead - 1)) do
+      if exclusive(role_of(other)) then return false end
+    end
+    return true
+  end
+  return ahead == 0 and redis.call('ZCARD', shared) == 0
+end
+
+-- One message to each waiter that may hold now, in queue order: after a mutex's release that
+-- is the head alone; readers go together up to the first writer; a semaphore fills its permits.
+local function wake(now)
+  prune(now)
+  if redis.call('EXISTS', lock) == 1 then return end
+  local held = redis.call('ZCARD', shared)
+  local permits = tonumber(string.match(redis.call('GET', kind) or '', '^semaphore:(%d+)$') or 0)
+  for i, id in ipairs(redis.call('ZRANGE', queue, 0, 99)) do
+    local role = role_of(id)
+    if role == 's' then
+      if held + i - 1 >= permits then return end
+    elseif exclusive(role) and (i > 1 or held > 0) then
+      return
+    end
+    redis.call('PUBLISH', 'dlock:wake:' .. string.match(id, '^[^-]+'), id)
+    if exclusive(role) then return end
+  end
+end
+)lua";
+
+constexpr std::string_view kAcquire = R"lua(
+local id, ttl, permits, record, wait, want =
+  ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1', ARGV[6]
+local now = now_ms()
+prune(now)
+local role = role_of(id)
+local current = redis.call('GET', kind)
+if current and current ~= want then
+  local busy = redis.call('ZCARD', queue) + redis.call('ZCARD', shared) + redis.call('EXISTS', lock)
+  if busy > 0 then return redis.error_reply('DLOCKMISMATCH ' .. current) end
+end
+redis.call('SET', kind, want)
+local rank = redis.call('ZRANK', queue, id)
+if may_take(role, rank or redis.call('ZCARD', queue), permits) then
+  redis.call('ZREM', queue, id)
+  redis.call('ZREM', waiting, id)
+  local token = redis.call('INCR', fence)
+  if exclusive(role) then
+    -- The record of the holder before us outlives its key if that holder died.
+    local previous = redis.call('HGET', data, '!exclusive')
+    if previous then redis.call('HDEL', data, previous) end
+    redis.call('SET', lock, id, 'PX', ttl)
+    redis.call('HSET', data, '!exclusive', id)
+  else
+    redis.call('ZADD', shared, now + ttl, id)
+  end
+  redis.call('HSET', data, id, '{"token":' .. token .. ',' .. string.sub(record, 2))
+  keep(2 * ttl)
+  return {1, token}
+end
+if not wait then
+  keep(2 * ttl)
+  return {0, -1}
+end
+if not rank then
+  redis.call('ZADD', queue, redis.call('INCR', fence), id)
+  redis.call('HSET', data, id, record)
+end
+redis.call('ZADD', waiting, now + ttl, id)
+keep(2 * ttl)
+-- When what blocks us could vanish without a release (a holder or a waiter ahead that died),
+-- or a short poll when another program's lock (which wakes nobody) holds the key.
+local holder = redis.call('GET', lock)
+if holder and redis.call('HEXISTS', data, holder) == 0 then return {0, 50} end
+local retry = -1
+local function sooner(ms) if ms > 0 and (retry < 0 or ms < retry) then retry = ms end end
+sooner(redis.call('PTTL', lock))
+local first = redis.call('ZRANGE', shared, 0, 0, 'WITHSCORES')
+if first[2] then sooner(tonumber(first[2]) - now) end
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+if head and head ~= id then sooner(tonumber(redis.call('ZSCORE', waiting, head)) - now) end
+if retry > 0 then retry = retry + 1 end
+return {0, retry}
+)lua";
+
+constexpr std::string_view kRenew = R"lua(
+local id, ttl = ARGV[1], tonumber(ARGV[2])
+if exclusive(role_of(id)) then
+  if redis.call('GET', lock) ~= id then return 0 end
+  redis.call('PEXPIRE', lock, ttl)
+else
+  local now = now_ms()
+  local expires = redis.call('ZSCORE', shared, id)
+  if not expires or tonumber(expires) <= now then return 0 end
+  redis.call('ZADD', shared, now + ttl, id)
+end
+keep(2 * ttl)
+return 1
+)lua";
+
+constexpr std::string_view kRelease = R"lua(
+local id = ARGV[1]
+local released = 0
+if exclusive(role_of(id)) then
+  if redis.call('GET', lock) == id then released = redis.call('DEL', lock) end
+else
+  released = redis.call('ZREM', shared, id)
+end
+redis.call('ZREM', queue, id)
+redis.call('ZREM', waiting, id)
+redis.call('HDEL', data, id)
+wake(now_ms())
+return released
+)lua";
+
+constexpr std::string_view kStatus = R"lua(
+local now = now_ms()
+local holders, waiters = {}, {}
+local holder = redis.call('GET', lock)
+if holder then table.insert(holders, {holder, redis.call('HGET', data, holder) or ''}) end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', shared, '(' .. now, '+inf')) do
+  table.insert(holders, {id, redis.call('HGET', data, id) or ''})
+end
+for _, id in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
+  local expires = redis.call('ZSCORE', waiting, id)
+  if expires and tonumber(expires) > now then
+    table.insert(waiters, {id, redis.call('HGET', data, id) or ''})
+  end
+end
+return {holders, waiters}
+)lua";
+
+std::string hex_sha1(std::string_view text) {
+  unsigned char digest[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : digest) {
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 15];
+  }
+  return hex;
+}
+
+Script make_script(std::string_view body) {
+  std::string source = std::string(kPrelude) + std::string(body);
+  std::string sha1 = hex_sha1(source);
+  return {std::move(source), std::move(sha1)};
+}
+
+}  // namespace
+
+LockKeys::LockKeys(std::string_view path) {
+  const std::string base(path);
+  all = {base,
+         base + ":dlock:queue",
+         base + ":dlock:waiting",
+         base + ":dlock:shared",
+         base + ":dlock:data",
+         base + std::string(kKindSuffix),
+         "dlock:fence"};
+}
+
+const Script& acquire_script() {
+  static const Script script = make_script(kAcquire);
+  return script;
+}
+
+const Script& renew_script() {
+  static const Script script = make_script(kRenew);
+  return script;
+}
+
+const Script& release_script() {
+  static const Script script = make_script(kRelease);
+  return script;
+}
+
+const Script& status_script() {
+  static const Script script = make_script(kStatus);
+  return script;
+}
+
+Command script_command(const Script& script, bool by_sha, const std::vector<std::string>& keys,
+                       const std::vector<std::string>& args) {
+  Command command{by_sha ? "EVALSHA" : "EVAL", by_sha ? script.sha1 : script.source,
+                  std::to_string(keys.size())};
+  command.insert(command.end(), keys.begin(), keys.end());
+  command.insert(command.end(), args.begin(), args.end());
+  return command;
+}
+
+}  // namespace dlock::redis_backend

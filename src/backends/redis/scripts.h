@@ -1,0 +1,48 @@
+// The Lua scripts of dlock's Redis lock (docs/redis.md has the key layout and the rules).
+// Each runs atomically on the server, so one round trip decides an acquisition, a renewal or a
+// release, whatever other clients do at the same time.
+#ifndef DLOCK_SRC_BACKENDS_REDIS_SCRIPTS_H_
+#define DLOCK_SRC_BACKENDS_REDIS_SCRIPTS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "resp.h"
+
+namespace dlock::redis_backend {
+
+struct Script {
+  std::string source;
+  std::string sha1;  // hex, for EVALSHA
+};
+
+// The keys of one lock path, in the order every script takes them.
+struct LockKeys {
+  explicit LockKeys(std::string_view path);
+  std::vector<std::string> all;  // the lock key itself (the path), then dlock's bookkeeping
+};
+
+// KEYS: LockKeys. ARGV: id, ttl ms, permits, holder record, "1" to queue or "0" to try once,
+// the lock's kind ("lock" or "semaphore:N"). Returns {1, token} when granted, {0, retry ms}
+// when not (-1: wait for a wake-up), or an error reply "DLOCKMISMATCH <kind>".
+const Script& acquire_script();
+// KEYS: LockKeys. ARGV: id, ttl ms. Returns 1 when the lease was extended, 0 when it is not
+// ours any more.
+const Script& renew_script();
+// KEYS: LockKeys. ARGV: id. Gives the lock up or leaves the queue, and wakes who may go next.
+// Returns 1 if it held the lock.
+const Script& release_script();
+// KEYS: LockKeys. Returns {holders, waiters}, each a list of {id, record}, waiters in order.
+const Script& status_script();
+
+// EVALSHA (or EVAL with the source) of `script` over `keys` with `args`.
+Command script_command(const Script& script, bool by_sha, const std::vector<std::string>& keys,
+                       const std::vector<std::string>& args);
+
+// The suffix that names a path's bookkeeping keys; list() looks for it.
+inline constexpr std::string_view kKindSuffix = ":dlock:kind";
+
+}  // namespace dlock::redis_backend
+
+#endif  // DLOCK_SRC_BACKENDS_REDIS_SCRIPTS_H_

@@ -1,0 +1,158 @@
+#include "redis_server.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace dlock::test {
+namespace {
+
+// A port nobody listens on now (the kernel's choice for port 0).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    throw std::runtime_error("no free port");
+  }
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::string quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string run(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
+  std::string output;
+  char buffer[512];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  if (::pclose(pipe) != 0) throw std::runtime_error("command failed: " + command);
+  while (!output.empty() && output.back() == '\n') output.pop_back();
+  return output;
+}
+
+}  // namespace
+
+RedisServer::RedisServer(Options options) : options_(std::move(options)) {
+  char name[] = "/tmp/dlock-redis-XXXXXX";
+  if (::mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = name;
+  port_ = free_port();
+  if (options_.tls) {
+    tls_port_ = free_port();
+    certificate_ = dir_ + "/cert.pem";
+    run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1"
+        " -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+        quote(dir_ + "/key.pem") + " -out " + quote(certificate_) + " 2>/dev/null");
+  }
+  start();
+}
+
+RedisServer::~RedisServer() {
+  kill();
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+}
+
+RedisServer& RedisServer::shared() {
+  static RedisServer server(Options{.databases = 1000});
+  return server;
+}
+
+std::string RedisServer::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+std::string RedisServer::tls_url() const {
+  return "rediss://127.0.0.1:" + std::to_string(tls_port_) + "?tls_ca=" + certificate_;
+}
+
+void RedisServer::start() {
+  if (pid_ != 0) return;
+  std::vector<std::string> args = {"redis-server",
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--dir",
+                                   dir_,
+                                   "--logfile",
+                                   dir_ + "/redis.log",
+                                   "--databases",
+                                   std::to_string(options_.databases)};
+  if (!options_.password.empty()) args.insert(args.end(), {"--requirepass", options_.password});
+  if (options_.tls) {
+    args.insert(args.end(), {"--tls-port", std::to_string(tls_port_), "--tls-cert-file",
+                             certificate_, "--tls-key-file", dir_ + "/key.pem",
+                             "--tls-ca-cert-file", certificate_, "--tls-auth-clients", "no"});
+  }
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (::posix_spawnp(&pid, "redis-server", nullptr, nullptr, argv.data(), environ) != 0) {
+    throw std::runtime_error("cannot start redis-server (apt-get install redis-server)");
+  }
+  pid_ = pid;
+  wait_until_ready();
+}
+
+void RedisServer::wait_until_ready() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (cli({"PING"}) == "PONG") return;
+    } catch (const std::runtime_error&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw std::runtime_error("redis-server on port " + std::to_string(port_) + " did not start");
+}
+
+std::string RedisServer::cli(const std::vector<std::string>& args, int db) const {
+  std::string command = "redis-cli -p " + std::to_string(port_) + " -n " + std::to_string(db);
+  if (!options_.password.empty()) command += " --no-auth-warning -a " + quote(options_.password);
+  for (const std::string& arg : args) command += " " + quote(arg);
+  return run(command + " 2>&1");
+}
+
+void RedisServer::kill() {
+  if (pid_ == 0) return;
+  ::kill(pid_, SIGCONT);
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = 0;
+}
+
+void RedisServer::pause() { ::kill(pid_, SIGSTOP); }
+void RedisServer::resume() { ::kill(pid_, SIGCONT); }
+
+int unique_redis_db() {
+  static std::atomic<int> next{1};
+  return next++;
+}
+
+}  // namespace dlock::test
