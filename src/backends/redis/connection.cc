@@ -108,7 +108,10 @@ void Connection::handshake() {
   std::deque<std::pair<Command, Callback>> steps;
   const auto refused = [self = shared_from_this()](std::error_code code, std::string what) {
     return [self, code, what](std::error_code ec, Reply reply) {
-      if (!ec && reply.is_error()) self->fail(code, what + ": " + reply.text);
+      if (ec || !reply.is_error()) return;
+      // NOAUTH or WRONGPASS whatever the step: the credentials are the problem.
+      const bool credentials = code_of_error(reply.text) == errc::auth_failed;
+      self->fail(credentials ? errc::auth_failed : code, what + ": " + reply.text);
     };
   };
   if (endpoint_.password) {

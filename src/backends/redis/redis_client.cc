@@ -38,20 +38,6 @@ Outcome wait_for(std::future<Outcome>& outcome, Clock::time_point deadline,
 
 }  // namespace
 
-std::error_code code_of_error(const std::string& error) {
-  const auto starts = [&](std::string_view prefix) { return error.starts_with(prefix); };
-  if (starts("DLOCKMISMATCH") || starts("WRONGTYPE")) return errc::lock_mismatch;
-  if (starts("MOVED") || starts("ASK") || starts("CROSSSLOT") || starts("CLUSTERDOWN")) {
-    return errc::not_supported;
-  }
-  if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
-  if (starts("NOPERM")) return errc::permission_denied;
-  if (starts("LOADING") || starts("BUSY") || starts("MASTERDOWN") || starts("TRYAGAIN")) {
-    return errc::connection_lost;
-  }
-  return errc::backend_failure;
-}
-
 bool transient(std::error_code code) { return code == errc::connection_lost; }
 
 RedisClient::RedisClient(ClientOptions options)
@@ -105,8 +91,10 @@ std::shared_ptr<RedisClient> RedisClient::open(ClientOptions options, const Open
 
 void RedisClient::send(Command command, Done done) {
   commands_->send(std::move(command), [done = std::move(done)](std::error_code ec, Reply reply) {
-    if (ec) return done(ec, reply.text, std::move(reply));
-    if (reply.is_error()) return done(code_of_error(reply.text), reply.text, std::move(reply));
+    // The detail is copied: the reply moves into the call.
+    const std::string detail = reply.text;
+    if (ec) return done(ec, detail, std::move(reply));
+    if (reply.is_error()) return done(code_of_error(detail), detail, std::move(reply));
     done({}, {}, std::move(reply));
   });
 }
@@ -121,7 +109,8 @@ void RedisClient::run(const Script& script, const LockKeys& keys, std::vector<st
          if (ec && reply.text.starts_with("NOSCRIPT")) {
            return self->send(script_command(script, false, keys.all, args), std::move(done));
          }
-         done(ec, ec ? "redis " + self->address() + ": " + detail : detail, std::move(reply));
+         const std::string text = ec ? "redis " + self->address() + ": " + detail : detail;
+         done(ec, text, std::move(reply));
        });
 }
 

@@ -79,12 +79,6 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
   std::unordered_map<std::string, std::function<void()>> waiters_;
 };
 
-// The dlock::errc of a Redis error reply: lock_mismatch (our key holds another kind of lock
-// or another type), not_supported (a cluster's MOVED/ASK/CROSSSLOT), auth_failed (NOAUTH),
-// permission_denied (NOPERM: an ACL forbids the command), connection_lost (LOADING, BUSY,
-// MASTERDOWN, TRYAGAIN: worth trying again), backend_failure for anything else.
-std::error_code code_of_error(const std::string& error);
-
 // Whether a failure may pass if the same command is sent again.
 bool transient(std::error_code code);
 

@@ -39,6 +39,20 @@ Reply convert(const redisReply& raw) {
 
 }  // namespace
 
+std::error_code code_of_error(std::string_view error) {
+  const auto starts = [&](std::string_view prefix) { return error.starts_with(prefix); };
+  if (starts("DLOCKMISMATCH") || starts("WRONGTYPE")) return errc::lock_mismatch;
+  if (starts("MOVED") || starts("ASK") || starts("CROSSSLOT") || starts("CLUSTERDOWN")) {
+    return errc::not_supported;
+  }
+  if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
+  if (starts("NOPERM")) return errc::permission_denied;
+  if (starts("LOADING") || starts("BUSY") || starts("MASTERDOWN") || starts("TRYAGAIN")) {
+    return errc::connection_lost;
+  }
+  return errc::backend_failure;
+}
+
 void encode_command(const Command& command, std::string& out) {
   out += '*';
   out += std::to_string(command.size());

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 struct redisReader;
@@ -27,6 +28,12 @@ struct Reply {
 };
 
 using Command = std::vector<std::string>;
+
+// The dlock::errc of a Redis error reply: lock_mismatch (our key holds another kind of lock
+// or another type), not_supported (a cluster's MOVED/ASK/CROSSSLOT), auth_failed (NOAUTH),
+// permission_denied (NOPERM: an ACL forbids the command), connection_lost (LOADING, BUSY,
+// MASTERDOWN, TRYAGAIN: worth trying again), backend_failure for anything else.
+std::error_code code_of_error(std::string_view error);
 
 // Appends `command` to `out` as a RESP array of bulk strings.
 void encode_command(const Command& command, std::string& out);

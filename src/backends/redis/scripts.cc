@@ -42,6 +42,16 @@ local function keep(ms)
   end
 end
 
+-- The next fencing token: one more than the last, and never less than the server's time in
+-- microseconds, so that tokens keep growing after a restart that lost the counter (unless the
+-- server's clock steps back). As text: Lua would print a large number in exponent form.
+local function next_token(now)
+  local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, now * 1000)
+  local text = string.format('%.0f', token)
+  redis.call('SET', fence, text)
+  return token, text
+end
+
 -- Whether a contender of `role` with `ahead` entries queued before it may hold now.
 local function may_take(role, ahead, permits)
   if role == 's' then return redis.call('ZCARD', shared) + ahead < permits end
@@ -92,7 +102,7 @@ local rank = redis.call('ZRANK', queue, id)
 if may_take(role, rank or redis.call('ZCARD', queue), permits) then
   redis.call('ZREM', queue, id)
   redis.call('ZREM', waiting, id)
-  local token = redis.call('INCR', fence)
+  local token, token_text = next_token(now)
   if exclusive(role) then
     -- The record of the holder before us outlives its key if that holder died.
     local previous = redis.call('HGET', data, '!exclusive')
@@ -102,7 +112,7 @@ if may_take(role, rank or redis.call('ZCARD', queue), permits) then
   else
     redis.call('ZADD', shared, now + ttl, id)
   end
-  redis.call('HSET', data, id, '{"token":' .. token .. ',' .. string.sub(record, 2))
+  redis.call('HSET', data, id, '{"token":' .. token_text .. ',' .. string.sub(record, 2))
   keep(2 * ttl)
   return {1, token}
 end

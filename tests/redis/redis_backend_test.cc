@@ -1,0 +1,275 @@
+// The Redis backend against real redis-server processes (tests/support/redis_server.h): the
+// lease past its ttl, loss, fairness, dead waiters, interoperability with redis-py's Lock,
+// TLS, and each kind of bad input. The suite shared by every backend is tests/conformance.
+#include <gtest/gtest.h>
+#include <stdio.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <dlock/dlock.h>
+
+#include "redis_server.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Waits up to `limit` for `condition`.
+bool eventually(const std::function<bool()>& condition, Clock::duration limit = 5s) {
+  const auto deadline = Clock::now() + limit;
+  while (!condition()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+class RedisBackendTest : public ::testing::Test {
+ protected:
+  // A client of the shared server, in a database of this test's own.
+  std::shared_ptr<Backend> open(const std::string& options = "ttl=600ms") {
+    return dlock::open(server().url() + "/" + std::to_string(db_) + "?" + options);
+  }
+  RedisServer& server() { return RedisServer::shared(); }
+  std::string cli(const std::vector<std::string>& args) { return server().cli(args, db_); }
+
+  const int db_ = unique_redis_db();
+};
+
+TEST_F(RedisBackendTest, TheLockKeyHoldsTheHoldersValueAndIsRenewedPastItsTtl) {
+  auto backend = open("ttl=300ms");
+  Mutex mutex(backend, "/renewed");
+  Lease lease = mutex.acquire();
+  EXPECT_EQ(cli({"GET", "/renewed"}), lease.node());
+  std::this_thread::sleep_for(1200ms);  // four ttls
+  EXPECT_FALSE(lease.lost().stop_requested());
+  EXPECT_EQ(cli({"GET", "/renewed"}), lease.node());
+  const int ttl_left = std::stoi(cli({"PTTL", "/renewed"}));
+  EXPECT_GT(ttl_left, 0);
+  EXPECT_LE(ttl_left, 300);
+  lease.release();
+  EXPECT_EQ(cli({"EXISTS", "/renewed"}), "0");
+}
+
+TEST_F(RedisBackendTest, LostFiresWhenTheKeyIsDeleted) {
+  auto backend = open("ttl=600ms");
+  Mutex mutex(backend, "/deleted");
+  mutex.lock();
+  cli({"DEL", "/deleted"});
+  EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }, 1s));
+}
+
+TEST_F(RedisBackendTest, LostFiresBeforeAPausedServerCanExpireTheKey) {
+  RedisServer own;
+  auto backend = dlock::open(own.url() + "?ttl=500ms");
+  Mutex mutex(backend, "/paused");
+  mutex.lock();
+  own.pause();
+  const auto paused = Clock::now();
+  EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }, 2s));
+  // The last renewal was sent before the pause: the lease clock ends within one ttl of it.
+  EXPECT_LT(Clock::now() - paused, 500ms);
+  own.resume();
+}
+
+TEST_F(RedisBackendTest, ARestartThatLosesTheDataEndsTheLeaseAndTokensStillGrow) {
+  RedisServer own;
+  auto backend = dlock::open(own.url() + "?ttl=500ms&connect_timeout=300ms");
+  Mutex first(backend, "/restarted");
+  first.lock();
+  const std::uint64_t before = first.token();
+  own.kill();
+  own.start();
+  EXPECT_TRUE(eventually([&] { return first.lost().stop_requested(); }, 2s));
+  Mutex second(backend, "/restarted");
+  ASSERT_TRUE(second.try_lock_for(3s));
+  EXPECT_GT(second.token(), before);
+}
+
+TEST_F(RedisBackendTest, WaitersAreServedInArrivalOrder) {
+  auto backend = open();
+  Mutex holder(backend, "/fifo");
+  holder.lock();
+  std::vector<std::unique_ptr<Mutex>> waiters;
+  std::vector<std::future<void>> done;
+  std::mutex order_mu;
+  std::vector<int> order;
+  for (int i = 0; i < 4; ++i) {
+    waiters.push_back(std::make_unique<Mutex>(open(), "/fifo"));
+    Mutex& waiter = *waiters.back();
+    done.push_back(std::async(std::launch::async, [&, i] {
+      waiter.lock();
+      {
+        std::lock_guard lock(order_mu);
+        order.push_back(i);
+      }
+      std::this_thread::sleep_for(20ms);
+      waiter.unlock();
+    }));
+    ASSERT_TRUE(eventually([&] { return backend->status("/fifo").waiters.size() == i + 1u; }));
+  }
+  const LockStatus status = backend->status("/fifo");
+  ASSERT_EQ(status.holders.size(), 1u);
+  EXPECT_EQ(status.holders[0].pid, static_cast<std::int64_t>(getpid()));
+  EXPECT_EQ(status.holders[0].token, holder.token());
+  holder.unlock();
+  for (auto& f : done) f.get();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST_F(RedisBackendTest, ADeadWaiterLeavesTheQueueWhenItsEntryExpires) {
+  auto backend = open("ttl=600ms");
+  Mutex holder(backend, "/dead-waiter");
+  holder.lock();
+  // What a crashed client leaves: a queue entry ahead of everyone, alive for 400 ms more.
+  const std::string now_ms = cli({"EVAL",
+                                  "local t = redis.call('TIME') return t[1] * 1000 + "
+                                  "math.floor(t[2] / 1000)",
+                                  "0"});
+  cli({"ZADD", "/dead-waiter:dlock:queue", "1", "deadbeef-1-x"});
+  cli({"ZADD", "/dead-waiter:dlock:waiting", std::to_string(std::stoll(now_ms) + 400),
+       "deadbeef-1-x"});
+  Mutex waiter(open("ttl=600ms"), "/dead-waiter");
+  holder.unlock();
+  const auto start = Clock::now();
+  EXPECT_TRUE(waiter.try_lock_for(3s));
+  EXPECT_LT(Clock::now() - start, 1s);
+}
+
+TEST_F(RedisBackendTest, ReadersShareAndAWriterWaitsForThem) {
+  auto backend = open();
+  SharedMutex first(backend, "/rw"), second(open(), "/rw"), writer(open(), "/rw");
+  first.lock_shared();
+  second.lock_shared();
+  EXPECT_FALSE(writer.try_lock_for(100ms));
+  first.unlock_shared();
+  second.unlock_shared();
+  EXPECT_TRUE(writer.try_lock_for(2s));
+}
+
+TEST_F(RedisBackendTest, ASemaphoreAdmitsItsPermitsAndRefusesOtherCounts) {
+  auto backend = open();
+  Semaphore a(backend, "/sem", 2), b(backend, "/sem", 2), c(backend, "/sem", 2);
+  a.lock();
+  b.lock();
+  EXPECT_FALSE(c.try_lock_for(100ms));
+  Semaphore three(backend, "/sem", 3);
+  try {
+    three.lock();
+    ADD_FAILURE() << "a semaphore of 3 joined one of 2";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::lock_mismatch);
+  }
+  Mutex mutex(backend, "/sem");
+  EXPECT_THROW(mutex.lock(), Error);
+}
+
+// redis-py's Lock (Debian's python3-redis) on the same key: each excludes the other.
+TEST_F(RedisBackendTest, RedisPyLockAndDlockExcludeEachOther) {
+  auto backend = open();
+  const std::string python =
+      "/usr/bin/python3 -c 'import redis, sys, time\n"
+      "r = redis.Redis(port=" +
+      std::to_string(server().port()) + ", db=" + std::to_string(db_) +
+      ")\n"
+      "lock = r.lock(\"/interop\", timeout=5)\n"
+      "if sys.argv[1] == \"try\":\n"
+      "  print(lock.acquire(blocking=False))\n"
+      "else:\n"
+      "  lock.acquire(); print(\"held\", flush=True); time.sleep(0.5); "
+      "lock.release()\n' ";
+  Mutex mutex(backend, "/interop");
+  {
+    std::lock_guard held(mutex);
+    FILE* attempt = ::popen((python + "try").c_str(), "r");
+    char line[64] = {};
+    ASSERT_NE(std::fgets(line, sizeof line, attempt), nullptr);
+    EXPECT_STREQ(line, "False\n");
+    EXPECT_EQ(::pclose(attempt), 0);
+  }
+  FILE* holder = ::popen((python + "hold").c_str(), "r");
+  char line[64] = {};
+  ASSERT_NE(std::fgets(line, sizeof line, holder), nullptr);
+  EXPECT_STREQ(line, "held\n");
+  EXPECT_FALSE(mutex.try_lock_for(100ms));
+  EXPECT_EQ(backend->status("/interop").holders.size(), 1u);
+  EXPECT_TRUE(mutex.try_lock_for(3s));  // once redis-py releases
+  EXPECT_EQ(::pclose(holder), 0);
+}
+
+TEST_F(RedisBackendTest, ScriptingForbiddenByAnAclIsPermissionDenied) {
+  RedisServer own;
+  own.cli({"ACL", "SETUSER", "default", "-@scripting"});
+  auto backend = dlock::open(own.url());
+  Mutex mutex(backend, "/no-scripts");
+  try {
+    mutex.lock();
+    ADD_FAILURE() << "locked without scripts";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::permission_denied) << e.what();
+  }
+}
+
+TEST_F(RedisBackendTest, PasswordsFromTheUrlOrApart) {
+  RedisServer own({.password = "p@ss word"});
+  const std::string host = "127.0.0.1:" + std::to_string(own.port());
+  Mutex(dlock::open("redis://:p%40ss%20word@" + host), "/a").lock();
+  Mutex(dlock::open("redis://default@" + host, {.password = "p@ss word"}), "/a").lock();
+  try {
+    dlock::open("redis://:wrong@" + host);
+    ADD_FAILURE() << "a wrong password was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::auth_failed) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("wrong"), std::string::npos) << e.what();
+  }
+  try {
+    Mutex(dlock::open("redis://" + host), "/a").lock();
+    ADD_FAILURE() << "no password was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::auth_failed) << e.what();
+  }
+}
+
+TEST_F(RedisBackendTest, BadUrlsAndServersThatDoNotAnswer) {
+  for (const char* url : {"redis://", "redis://host:99999", "redis://h/x", "redis://h?ttl=10ms",
+                          "redis://h?bogus=1", "redis://user@h"}) {
+    try {
+      dlock::open(url);
+      ADD_FAILURE() << url;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument) << url << ": " << e.what();
+    }
+  }
+  RedisServer gone;
+  const std::string url = gone.url();
+  gone.kill();
+  try {
+    dlock::open(url + "?connect_timeout=500ms");
+    ADD_FAILURE() << "connected to nothing";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+  }
+}
+
+TEST_F(RedisBackendTest, TlsWithTheTestsOwnCertificate) {
+  RedisServer own({.tls = true});
+  auto backend = dlock::open(own.tls_url());
+  EXPECT_EQ(backend->scheme(), "rediss");
+  Mutex mutex(backend, "/tls");
+  const Lease lease = mutex.acquire();
+  EXPECT_EQ(own.cli({"GET", "/tls"}), lease.node());
+  // Without the test's certificate the server is not trusted.
+  const std::string untrusted = own.tls_url().substr(0, own.tls_url().find('?'));
+  try {
+    dlock::open(untrusted + "?connect_timeout=2s");
+    ADD_FAILURE() << "an unknown certificate was trusted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dlock::test
