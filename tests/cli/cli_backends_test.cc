@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dlock_process.h"
+#include "redis_server.h"
 #include "zk_server.h"
 
 namespace dlock::test {
@@ -31,6 +32,16 @@ struct ZkCli {
     return "zk://" + ZkServer::shared().connect_string() + chroot + "?session_timeout=2s";
   }
   std::string chroot;
+};
+
+// A database of its own on the shared server; a short ttl, so that a holder killed with SIGKILL
+// lets the next one in quickly.
+struct RedisCli {
+  static constexpr const char* kName = "Redis";
+  std::string url() const {
+    return RedisServer::shared().url() + "/" + std::to_string(db) + "?ttl=2s";
+  }
+  int db = unique_redis_db();
 };
 
 template <class Backend>
@@ -57,7 +68,7 @@ struct BackendNames {
     return T::kName;
   }
 };
-using Backends = ::testing::Types<FileCli, ZkCli>;
+using Backends = ::testing::Types<FileCli, ZkCli, RedisCli>;
 TYPED_TEST_SUITE(CliBackendsTest, Backends, BackendNames);
 
 // dlock killed while it holds (SIGKILL to dlock alone, or to its whole process group as

@@ -41,6 +41,8 @@ std::string glob_escaped(std::string_view text) {
 
 }  // namespace
 
+RedisBackend::~RedisBackend() { client_->drain(Clock::now() + std::chrono::seconds(1)); }
+
 LockStatus RedisBackend::status(std::string_view path, Clock::time_point deadline) {
   check_lock_path(path);
   const Reply reply = client_->call(status_script(), LockKeys(path), deadline);

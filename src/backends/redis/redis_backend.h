@@ -18,6 +18,10 @@ class RedisBackend final : public dlock::Backend {
   RedisBackend(std::shared_ptr<RedisClient> client, std::string_view scheme)
       : client_(std::move(client)), scheme_(scheme) {}
 
+  // Waits (a second at most) for releases still on their way to the server, so that a
+  // program that unlocks and ends does not leave its locks to expire.
+  ~RedisBackend() override;
+
   std::string_view scheme() const noexcept override { return scheme_; }
   // Holders (the lock key's holder first, then shared holders) and live waiters in queue
   // order. A holder that is not dlock's (redis-py's Lock, say) shows with its value as node and

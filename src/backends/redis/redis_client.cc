@@ -171,6 +171,22 @@ void RedisClient::wake_all() {
   for (const auto& wake : all) wake();
 }
 
+void RedisClient::background_started() {
+  std::lock_guard lock(mu_);
+  ++background_;
+}
+
+void RedisClient::background_ended() {
+  std::lock_guard lock(mu_);
+  if (--background_ == 0) drained_.notify_all();
+}
+
+void RedisClient::drain(Clock::time_point deadline) {
+  if (executor_->in_executor_thread()) return;
+  std::unique_lock lock(mu_);
+  drained_.wait_until(lock, deadline, [this] { return background_ == 0; });
+}
+
 lease::LeaseTerms RedisClient::lease_terms() const noexcept {
   // A twentieth of the ttl as margin: what a holder has between lost() and the key's expiry
   // on top of the drift (loss_notice()).

@@ -15,6 +15,7 @@ namespace {
 using detail::Outcome;
 
 constexpr std::chrono::milliseconds kTransientRetry{100};
+constexpr std::string_view kMismatch = "DLOCKMISMATCH ";
 
 char role_letter(ContenderSpec::Role role) {
   switch (role) {
@@ -66,6 +67,19 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
 
   detail::Executor& executor() const { return *site_->client->executor(); }
 
+  // What the acquire script's "DLOCKMISMATCH <kind>" means for this contender.
+  std::string mismatch(std::string_view recorded) const {
+    const std::string_view semaphore = "semaphore:";
+    const bool they_semaphore = recorded.starts_with(semaphore);
+    if (they_semaphore && site_->spec.role == ContenderSpec::Role::semaphore) {
+      return "the semaphore has " + std::string(recorded.substr(semaphore.size())) +
+             " permits; this handle asked for " + std::to_string(site_->spec.permits);
+    }
+    return std::string("in use as a ") + (they_semaphore
+                                              ? "semaphore, not a mutex or read-write lock"
+                                              : "mutex or read-write lock, not a semaphore");
+  }
+
   void begin() {
     std::weak_ptr<Attempt> weak = weak_from_this();
     site_->client->add_waiter(id_, [weak] {
@@ -109,6 +123,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     in_flight_ = false;
     if (finished_) return;  // finish() already sent the release behind this request
     if (ec) {
+      if (ec == errc::lock_mismatch && reply.text.starts_with(kMismatch)) {
+        return finish(Outcome::failure(ec, mismatch(reply.text.substr(kMismatch.size()))));
+      }
       if (!transient(ec)) return finish(Outcome::failure(ec, detail));
       return retry_at(Clock::now() + kTransientRetry);
     }

@@ -8,6 +8,27 @@ namespace {
 
 constexpr std::chrono::milliseconds kReleaseRetry{200};
 
+// One try of release_in_background(), and the next after a transient failure.
+void release_until(std::shared_ptr<RedisClient> client, LockKeys keys, std::string id,
+                   Clock::time_point give_up) {
+  RedisClient& runner = *client;
+  runner.run(release_script(), keys, {id},
+             [client = std::move(client), keys, id, give_up](std::error_code ec, const std::string&,
+                                                             Reply) mutable {
+               const bool retry = ec == errc::connection_lost || ec == errc::connect_failed;
+               if (!retry || Clock::now() + kReleaseRetry >= give_up) {
+                 return client->background_ended();
+               }
+               detail::Executor& executor = *client->executor();
+               executor.post_at(Clock::now() + kReleaseRetry,
+                                [client = std::move(client), keys = std::move(keys),
+                                 id = std::move(id), give_up]() mutable {
+                                  release_until(std::move(client), std::move(keys), std::move(id),
+                                                give_up);
+                                });
+             });
+}
+
 }  // namespace
 
 RedisHolding::RedisHolding(std::shared_ptr<RedisClient> client, LockKeys keys, std::string id,
@@ -45,20 +66,8 @@ void RedisHolding::do_release() noexcept {
 
 void release_in_background(std::shared_ptr<RedisClient> client, LockKeys keys, std::string id,
                            Clock::time_point give_up) {
-  RedisClient& runner = *client;
-  runner.run(release_script(), keys, {id},
-             [client = std::move(client), keys, id, give_up](std::error_code ec, const std::string&,
-                                                             Reply) mutable {
-               const bool retry = ec == errc::connection_lost || ec == errc::connect_failed;
-               if (!retry || Clock::now() + kReleaseRetry >= give_up) return;
-               detail::Executor& executor = *client->executor();
-               executor.post_at(Clock::now() + kReleaseRetry,
-                                [client = std::move(client), keys = std::move(keys),
-                                 id = std::move(id), give_up]() mutable {
-                                  release_in_background(std::move(client), std::move(keys),
-                                                        std::move(id), give_up);
-                                });
-             });
+  client->background_started();
+  release_until(std::move(client), std::move(keys), std::move(id), give_up);
 }
 
 }  // namespace dlock::redis_backend
