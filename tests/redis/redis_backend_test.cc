@@ -5,7 +5,10 @@
 #include <stdio.h>
 
 #include <chrono>
+#include <fstream>
 #include <future>
+#include <numeric>
+#include <sstream>
 #include <thread>
 
 #include <dlock/dlock.h>
@@ -120,6 +123,92 @@ TEST_F(RedisBackendTest, WaitersAreServedInArrivalOrder) {
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
 }
 
+int thread_count() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("Threads:")) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// Two thousand leases on one client, renewed past their ttl: one connection, no thread each.
+TEST_F(RedisBackendTest, ThousandsOfLocksShareOneConnection) {
+  auto backend = open("ttl=900ms");
+  const int threads = thread_count();
+  std::vector<std::unique_ptr<Mutex>> mutexes;
+  std::vector<std::future<Lease>> leases;
+  for (int i = 0; i < 2000; ++i) {
+    mutexes.push_back(std::make_unique<Mutex>(backend, "/many/" + std::to_string(i)));
+    auto promise = std::make_shared<std::promise<Lease>>();
+    leases.push_back(promise->get_future());
+    mutexes.back()->async_acquire([promise](std::error_code ec, Lease lease) {
+      if (ec) return promise->set_exception(std::make_exception_ptr(Error(ec, "acquire")));
+      promise->set_value(std::move(lease));
+    });
+  }
+  std::vector<Lease> held;
+  for (auto& lease : leases) held.push_back(lease.get());
+  EXPECT_EQ(thread_count(), threads);
+  // Its two connections (commands, wake-ups); redis-cli's own is the one running CLIENT LIST.
+  std::istringstream clients(cli({"CLIENT", "LIST"}));
+  int ours = 0;
+  for (std::string line; std::getline(clients, line);) {
+    const bool here = line.find(" db=" + std::to_string(db_) + " ") != std::string::npos;
+    if (here && line.find("cmd=client") == std::string::npos) ++ours;
+  }
+  EXPECT_EQ(ours, 2);
+  std::this_thread::sleep_for(1500ms);
+  for (const Lease& lease : held) ASSERT_FALSE(lease.lost().stop_requested());
+  held.clear();
+  EXPECT_TRUE(eventually([&] { return cli({"EXISTS", "/many/0", "/many/1999"}) == "0"; }));
+}
+
+// Fifty waiters in one process, each releasing as soon as it holds: each release sends one
+// message, to the next waiter alone, and they are served in arrival order.
+TEST_F(RedisBackendTest, EachReleaseWakesExactlyOneWaiter) {
+  auto backend = open();
+  FILE* messages = ::popen(
+      ("timeout 2 redis-cli -p " + std::to_string(server().port()) + " psubscribe 'dlock:wake:*'")
+          .c_str(),
+      "r");
+  std::this_thread::sleep_for(300ms);  // the subscription is in place
+  Mutex holder(backend, "/wake");
+  holder.lock();
+  constexpr int kWaiters = 50;
+  std::vector<std::unique_ptr<Mutex>> waiters;
+  std::mutex mu;
+  std::vector<int> order;
+  std::promise<void> all_done;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.push_back(std::make_unique<Mutex>(backend, "/wake"));
+    waiters.back()->async_acquire([&, i](std::error_code ec, Lease lease) {
+      ASSERT_FALSE(ec) << ec.message();
+      lease.release();
+      std::lock_guard lock(mu);
+      order.push_back(i);
+      if (order.size() == kWaiters) all_done.set_value();
+    });
+    ASSERT_TRUE(eventually([&] { return backend->status("/wake").waiters.size() == i + 1u; }));
+  }
+  holder.unlock();
+  all_done.get_future().get();
+  std::vector<int> expected(kWaiters);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(order, expected);
+  std::string output;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, messages)) > 0) output.append(buffer, n);
+  ::pclose(messages);
+  std::size_t wakeups = 0;
+  for (std::size_t at = output.find("pmessage"); at != std::string::npos;
+       at = output.find("pmessage", at + 1)) {
+    ++wakeups;
+  }
+  EXPECT_EQ(wakeups, static_cast<std::size_t>(kWaiters));
+}
+
 TEST_F(RedisBackendTest, ADeadWaiterLeavesTheQueueWhenItsEntryExpires) {
   auto backend = open("ttl=600ms");
   Mutex holder(backend, "/dead-waiter");
@@ -139,15 +228,22 @@ TEST_F(RedisBackendTest, ADeadWaiterLeavesTheQueueWhenItsEntryExpires) {
   EXPECT_LT(Clock::now() - start, 1s);
 }
 
-TEST_F(RedisBackendTest, ReadersShareAndAWriterWaitsForThem) {
+// Readers share; a writer waits for them, and a reader that comes after a waiting writer waits
+// behind it (writers are not starved).
+TEST_F(RedisBackendTest, ReadersShareAndAWriterAheadIsNotOvertaken) {
   auto backend = open();
-  SharedMutex first(backend, "/rw"), second(open(), "/rw"), writer(open(), "/rw");
+  SharedMutex first(backend, "/rw"), second(open(), "/rw"), writer(open(), "/rw"),
+      late(open(), "/rw");
   first.lock_shared();
-  second.lock_shared();
-  EXPECT_FALSE(writer.try_lock_for(100ms));
+  ASSERT_TRUE(second.try_lock_shared_for(100ms));
+  auto writing = std::async(std::launch::async, [&] { writer.lock(); });
+  ASSERT_TRUE(eventually([&] { return backend->status("/rw").waiters.size() == 1; }));
+  EXPECT_FALSE(late.try_lock_shared_for(100ms));
   first.unlock_shared();
   second.unlock_shared();
-  EXPECT_TRUE(writer.try_lock_for(2s));
+  writing.get();
+  writer.unlock();
+  EXPECT_TRUE(late.try_lock_shared_for(2s));
 }
 
 TEST_F(RedisBackendTest, ASemaphoreAdmitsItsPermitsAndRefusesOtherCounts) {
