@@ -28,15 +28,23 @@ namespace dlock {
 //       parse_duration() reads it.
 //   file:                  the local file backend in the per-user directory (file.h)
 //   file:///absolute/dir   the local file backend in that directory (created 0700 if missing)
-//   redis://..., postgres://...   recognised, but these backends are not built yet
+//   redis://[[user]:password@]host[:port][/db][?ttl=D&connect_timeout=D]
+//   rediss://...[&tls_ca=FILE]
+//       a Redis server (docs/redis.md), connected before open() returns; every lock is a lease
+//       of `ttl` (default 10s, at least 100ms) renewed while held. ":password@" alone
+//       authenticates the default user. rediss:// is TLS, the server's certificate checked
+//       against the system's store or the PEM file FILE.
+//   postgres://...         recognised, but this backend is not built yet
 //
 // User, password, chroot, directory and option values are percent-decoded ("%40" is '@', "%2F"
 // is '/'), so that any password can be written. Messages that quote a URL hide its password.
 //
 // Throws dlock::Error:
 //   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it);
-//   not_supported     redis:// or postgres:// (not built yet);
-//   connect_failed, auth_failed, cancelled   zk:// as zk::Session::connect();
+//   not_supported     postgres:// (not built yet), or a backend left out of this build;
+//   connect_failed, auth_failed, cancelled   zk:// as zk::Session::connect(); redis:// when
+//                     no server answers in time (or its certificate is not trusted), when it
+//                     refuses the password, when `stop` fires;
 //   permission_denied, backend_failure    file: as file::Backend::open().
 DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url);
 
