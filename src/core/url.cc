@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <dlock/error.h>
+#include <dlock/open.h>
 
 namespace dlock::detail {
 
@@ -57,6 +58,31 @@ std::string percent_decode(std::string_view url, std::string_view text) {
     i += 2;
   }
   return decoded;
+}
+
+UrlParts split_url(std::string_view url, std::string_view rest, std::string_view form) {
+  if (!rest.starts_with("//")) bad_url(url, "expected " + std::string(form));
+  rest.remove_prefix(2);
+  UrlParts parts;
+  const std::size_t question = rest.find('?');
+  if (question != std::string_view::npos) parts.query = rest.substr(question + 1);
+  rest = rest.substr(0, question);
+  const std::size_t slash = rest.find('/');
+  if (slash != std::string_view::npos) parts.path = rest.substr(slash);
+  parts.authority = rest.substr(0, slash);
+  if (const std::size_t at = parts.authority.rfind('@'); at != std::string_view::npos) {
+    parts.user_info = parts.authority.substr(0, at);
+    parts.authority.remove_prefix(at + 1);
+  }
+  return parts;
+}
+
+std::chrono::milliseconds url_duration(std::string_view url, std::string_view value) {
+  try {
+    return parse_duration(percent_decode(url, value));
+  } catch (const Error& e) {
+    bad_url(url, e.what());
+  }
 }
 
 void for_each_query_option(std::string_view url, std::string_view query,

@@ -3,7 +3,9 @@
 #ifndef DLOCK_SRC_CORE_URL_H_
 #define DLOCK_SRC_CORE_URL_H_
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,6 +18,22 @@ struct Url {
 
 // Splits "scheme:rest". Throws dlock::Error(invalid_argument) if there is no valid scheme.
 Url split_scheme(std::string_view url);
+
+// The parts of "scheme://[user_info@]authority[/path][?query]" after "scheme:".
+struct UrlParts {
+  std::optional<std::string_view> user_info;  // before the authority's last '@', if any
+  std::string_view authority;                 // host:port[,host:port...]
+  std::string_view path;                      // from its '/' on; empty if none
+  std::string_view query;                     // after the '?'
+};
+
+// Splits `rest`, what follows "scheme:" in `url`. Throws as bad_url, with `form` as the
+// advice, if `rest` does not start with "//".
+UrlParts split_url(std::string_view url, std::string_view rest, std::string_view form);
+
+// A duration option's value (percent-decoded, as parse_duration() reads it). Throws as bad_url
+// if it is not one.
+std::chrono::milliseconds url_duration(std::string_view url, std::string_view value);
 
 // Throws dlock::Error(invalid_argument): "backend URL '<url>': <why>", the URL's password
 // hidden.

@@ -121,7 +121,8 @@ TEST_F(CliTest, BadInputHasItsOwnStatusAndMessage) {
   EXPECT_EQ(78, with_backend("nonsense").status);
   EXPECT_EQ(78, with_backend("zk://").status);
   EXPECT_EQ(78, with_backend("gopher://host/x").status);
-  EXPECT_EQ(78, with_backend("redis://127.0.0.1:6379").status);
+  EXPECT_EQ(78, with_backend("postgres://127.0.0.1:5432/db").status);
+  EXPECT_EQ(78, with_backend("redis://127.0.0.1:6379?ttl=1ms").status);
   EXPECT_EQ(78, with_backend("zk://127.0.0.1:2181?session_timeout=soon").status);
   // A port nobody listens on: unavailable, within the wait.
   const auto start = std::chrono::steady_clock::now();
@@ -129,6 +130,9 @@ TEST_F(CliTest, BadInputHasItsOwnStatusAndMessage) {
   EXPECT_EQ(69, unreachable.status) << unreachable.err;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_NE(std::string::npos, unreachable.err.find("127.0.0.1:9"));
+  const Finished no_redis = with_backend("redis://127.0.0.1:9?connect_timeout=1s");
+  EXPECT_EQ(69, no_redis.status) << no_redis.err;
+  EXPECT_NE(std::string::npos, no_redis.err.find("127.0.0.1:9")) << no_redis.err;
 }
 
 TEST_F(CliTest, EnvironmentNamesTheLockAndItsToken) {

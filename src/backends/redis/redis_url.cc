@@ -28,41 +28,30 @@ int parse_number(std::string_view url, std::string_view text, const char* what, 
 }
 
 ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
-  const Url parts = split_scheme(url);
-  const bool tls = parts.scheme == "rediss";
-  std::string_view rest = parts.rest;
-  if (!rest.starts_with("//")) bad_url(url, "write redis://host:port");
-  rest.remove_prefix(2);
-  const std::size_t query_start = rest.find('?');
-  const std::string_view query =
-      query_start == std::string_view::npos ? std::string_view() : rest.substr(query_start + 1);
-  rest = rest.substr(0, query_start);
-  const std::size_t slash = rest.find('/');
-  const std::string_view db = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
-  std::string_view authority = rest.substr(0, slash);
-
+  const Url scheme = split_scheme(url);
+  const bool tls = scheme.scheme == "rediss";
+  const UrlParts parts = split_url(url, scheme.rest, "redis://host:port[/db]");
   ClientOptions options;
   redis_backend::Endpoint& endpoint = options.endpoint;
-  if (!db.empty()) endpoint.db = parse_number(url, db, "database", 1 << 30);
-  const std::size_t at = authority.rfind('@');
-  if (at != std::string_view::npos) {
-    const std::string_view user_info = authority.substr(0, at);
-    const std::size_t colon = user_info.find(':');
-    endpoint.user = percent_decode(url, user_info.substr(0, colon));
+  if (parts.path.size() > 1)
+    endpoint.db = parse_number(url, parts.path.substr(1), "database", 1 << 30);
+  if (parts.user_info) {
+    const std::size_t colon = parts.user_info->find(':');
+    endpoint.user = percent_decode(url, parts.user_info->substr(0, colon));
     if (colon != std::string_view::npos) {
-      endpoint.password = percent_decode(url, user_info.substr(colon + 1));
+      endpoint.password = percent_decode(url, parts.user_info->substr(colon + 1));
     }
     if (open.password) endpoint.password = *open.password;
     if (!endpoint.password) {
       bad_url(url, "user '" + endpoint.user +
                        "' has no password: write user:password@, or give the password apart");
     }
-    authority = authority.substr(at + 1);
   } else if (open.password) {
     bad_url(url,
             "a password was given but the URL names no user (redis://user@host or "
             "redis://default@host)");
   }
+  std::string_view authority = parts.authority;
   std::string_view port = "6379";
   if (authority.starts_with("[")) {
     const std::size_t close = authority.find(']');
@@ -82,12 +71,12 @@ ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
   endpoint.port = std::to_string(parse_number(url, port, "port", 65535));
 
   std::string ca_file;
-  for_each_query_option(url, query, [&](std::string_view key, std::string_view value) {
+  for_each_query_option(url, parts.query, [&](std::string_view key, std::string_view value) {
     if (key == "ttl") {
-      options.ttl = parse_duration(percent_decode(url, value));
+      options.ttl = url_duration(url, value);
       if (options.ttl < kShortestTtl) bad_url(url, "ttl must be at least 100ms");
     } else if (key == "connect_timeout") {
-      endpoint.connect_timeout = parse_duration(percent_decode(url, value));
+      endpoint.connect_timeout = url_duration(url, value);
     } else if (key == "tls_ca" && tls) {
       ca_file = percent_decode(url, value);
     } else {

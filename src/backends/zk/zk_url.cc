@@ -27,47 +27,30 @@ std::string digest_credentials(std::string_view url, std::string_view user_info,
 }
 
 zk::Options options_from_url(std::string_view url, const std::optional<std::string>& password) {
-  const detail::Url parts = detail::split_scheme(url);
-  if (parts.scheme != "zk") detail::bad_url(url, "not a zk:// URL");
-  std::string_view rest = parts.rest;
-  if (!rest.starts_with("//"))
-    detail::bad_url(url, "expected zk://host:port[,host:port...][/chroot]");
-  rest.remove_prefix(2);
-  const std::size_t question = rest.find('?');
-  const std::string_view query =
-      question == std::string_view::npos ? std::string_view() : rest.substr(question + 1);
-  rest = rest.substr(0, question);
-  const std::size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
+  const detail::Url scheme = detail::split_scheme(url);
+  if (scheme.scheme != "zk") detail::bad_url(url, "not a zk:// URL");
+  const detail::UrlParts parts =
+      detail::split_url(url, scheme.rest, "zk://host:port[,host:port...][/chroot]");
   zk::Options options;
-  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    options.digest_auth.push_back(digest_credentials(url, authority.substr(0, at), password));
-    authority.remove_prefix(at + 1);
+  if (parts.user_info) {
+    options.digest_auth.push_back(digest_credentials(url, *parts.user_info, password));
   } else if (password) {
     detail::bad_url(url, "a password was given but the URL names no user (zk://user@host:port)");
   }
-  if (authority.empty()) detail::bad_url(url, "no host:port given");
-  options.hosts = std::string(authority);
-  if (slash != std::string_view::npos && slash + 1 < rest.size()) {
-    options.chroot = detail::percent_decode(url, rest.substr(slash));
-  }
-  const auto duration = [&](std::string_view value) {
-    try {
-      return parse_duration(detail::percent_decode(url, value));
-    } catch (const Error& e) {
-      detail::bad_url(url, e.what());
-    }
-  };
-  detail::for_each_query_option(url, query, [&](std::string_view key, std::string_view value) {
-    if (key == "session_timeout") {
-      options.session_timeout = duration(value);
-    } else if (key == "connect_timeout") {
-      options.connect_timeout = duration(value);
-    } else {
-      detail::bad_url(url, "unknown option '" + std::string(key) +
-                               "' (known: session_timeout, connect_timeout)");
-    }
-  });
+  if (parts.authority.empty()) detail::bad_url(url, "no host:port given");
+  options.hosts = std::string(parts.authority);
+  if (parts.path.size() > 1) options.chroot = detail::percent_decode(url, parts.path);
+  detail::for_each_query_option(
+      url, parts.query, [&](std::string_view key, std::string_view value) {
+        if (key == "session_timeout") {
+          options.session_timeout = detail::url_duration(url, value);
+        } else if (key == "connect_timeout") {
+          options.connect_timeout = detail::url_duration(url, value);
+        } else {
+          detail::bad_url(url, "unknown option '" + std::string(key) +
+                                   "' (known: session_timeout, connect_timeout)");
+        }
+      });
   return options;
 }
 
