@@ -3,7 +3,6 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +12,8 @@
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
+
+#include "shell.h"
 
 extern char** environ;
 
@@ -34,20 +35,9 @@ int free_port() {
   return ntohs(address.sin_port);
 }
 
-std::string quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
+// `command`'s output without its trailing newlines.
 std::string run(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
-  std::string output;
-  char buffer[512];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  if (::pclose(pipe) != 0) throw std::runtime_error("command failed: " + command);
+  std::string output = run_command(command);
   while (!output.empty() && output.back() == '\n') output.pop_back();
   return output;
 }
@@ -64,7 +54,7 @@ RedisServer::RedisServer(Options options) : options_(std::move(options)) {
     certificate_ = dir_ + "/cert.pem";
     run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1"
         " -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
-        quote(dir_ + "/key.pem") + " -out " + quote(certificate_) + " 2>/dev/null");
+        shell_quote(dir_ + "/key.pem") + " -out " + shell_quote(certificate_) + " 2>/dev/null");
   }
   start();
 }
@@ -134,8 +124,9 @@ void RedisServer::wait_until_ready() {
 
 std::string RedisServer::cli(const std::vector<std::string>& args, int db) const {
   std::string command = "redis-cli -p " + std::to_string(port_) + " -n " + std::to_string(db);
-  if (!options_.password.empty()) command += " --no-auth-warning -a " + quote(options_.password);
-  for (const std::string& arg : args) command += " " + quote(arg);
+  if (!options_.password.empty())
+    command += " --no-auth-warning -a " + shell_quote(options_.password);
+  for (const std::string& arg : args) command += " " + shell_quote(arg);
   return run(command + " 2>&1");
 }
 

@@ -21,6 +21,7 @@
 
 #include "gtest/gtest.h"
 #include "raw_zk.h"
+#include "shell.h"
 
 #ifndef DLOCK_SOURCE_DIR
 #error "DLOCK_SOURCE_DIR must be defined (tests/support/CMakeLists.txt does it)"
@@ -36,34 +37,6 @@ std::string scripts_dir() {
                                      ? from_environment
                                      : DLOCK_SOURCE_DIR;
   return source_dir + "/scripts";
-}
-
-// Single-quotes `text` for /bin/sh.
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
-// Runs `command` through /bin/sh and returns its stdout; throws on failure.
-std::string run_command(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
-  std::string output;
-  char buffer[512];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  if (status != 0) {
-    throw std::runtime_error("command failed (status " + std::to_string(status) + "): " + command);
-  }
-  return output;
 }
 
 bool process_gone(int pid) {
