@@ -1,7 +1,8 @@
 // dlock-bench: dlock under the lock benchmark contract (docs/benchmarks.md, "Method").
 //
-//   dlock-bench --zk HOST:PORT --scenario uncontended|contended|many-locks|rw
-//               --iterations K [--clients N] [--locks M] [--strategy dlock|simple|parent-rw]
+//   dlock-bench --zk HOST:PORT|--backend URL --scenario uncontended|contended|many-locks|rw
+//               --iterations K [--clients N] [--locks M]
+//               [--strategy dlock|simple|parent-rw|seed-redis]
 //
 // --strategy swaps dlock for one of the seeds' weaker designs (see strategies.h), so that their
 // herd effect is measured with the same scenarios and checks. Prints one JSON line on stdout.
@@ -26,7 +27,11 @@ std::string base_path(const bench::Args& args) {
 
 int run(bench::Args& args) {
   const bool dlock = args.strategy == "dlock";
-  if (args.impl.empty()) args.impl = dlock ? "dlock" : "seed-" + args.strategy;
+  if (args.impl.empty()) {
+    args.impl = dlock                                ? "dlock"
+                : args.strategy.starts_with("seed-") ? args.strategy
+                                                     : "seed-" + args.strategy;
+  }
   bench::Strategy strategy;
   if (dlock) {
     strategy = bench::dlock_strategy();
@@ -34,6 +39,10 @@ int run(bench::Args& args) {
     strategy = bench::simple_strategy();
   } else if (args.strategy == "parent-rw") {
     strategy = bench::parent_rw_strategy();
+#if DLOCK_BENCH_WITH_REDIS
+  } else if (args.strategy == "seed-redis") {
+    strategy = bench::seed_redis_strategy();
+#endif
   } else {
     return bench::report_error(args, "unknown strategy " + args.strategy);
   }

@@ -9,7 +9,8 @@
 
 namespace bench {
 
-// dlock::Mutex and dlock::SharedMutex, one dlock::zk::Session per client.
+// dlock::Mutex and dlock::SharedMutex, one backend per client: a dlock::zk::Session, or
+// dlock::open(--backend).
 Strategy dlock_strategy();
 // many-locks with dlock: M Mutex handles on ONE session, driven by async_acquire.
 JsonLine run_many_locks_dlock(const Args& args, const std::string& base);
@@ -20,6 +21,9 @@ Strategy simple_strategy();
 // The seeds' read-write lock: sequential read-/write- nodes, and every waiter watches the
 // parent's children and re-evaluates on every change (wakes every waiter on every change).
 Strategy parent_rw_strategy();
+// The seed's Redis lock (--backend redis://host:port): SET NX PX, sleep 100 ms and retry,
+// Lua compare-and-delete release (strategy_seed_redis.cc). Only with DLOCK_WITH_REDIS.
+Strategy seed_redis_strategy();
 
 }  // namespace bench
 

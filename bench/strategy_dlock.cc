@@ -20,16 +20,18 @@ namespace bench {
 
 namespace {
 
-std::shared_ptr<dlock::zk::Session> connect_session(const std::string& zk) {
+// A dlock::open() URL (redis://...), or a ZooKeeper address.
+std::shared_ptr<dlock::Backend> connect_backend(const std::string& server) {
+  if (server.find("://") != std::string::npos) return dlock::open(server);
   return dlock::zk::Session::connect(
-      {.hosts = zk, .session_timeout = std::chrono::seconds(30)});  // §1
+      {.hosts = server, .session_timeout = std::chrono::seconds(30)});  // §1
 }
 
 // dlock::Mutex (or SharedMutex) behind the benchmark's lock interface.
 template <class Handle>
 class DlockLock : public BenchLock {
  public:
-  DlockLock(std::shared_ptr<dlock::zk::Session> session, const std::string& path)
+  DlockLock(std::shared_ptr<dlock::Backend> session, const std::string& path)
       : handle_(std::move(session), path) {}
   void lock() override { handle_.lock(); }
   void unlock() override { handle_.unlock(); }
@@ -50,7 +52,7 @@ class DlockLock : public BenchLock {
 
 class DlockClient : public BenchClient {
  public:
-  DlockClient(const std::string& zk) : session_(connect_session(zk)) {}
+  explicit DlockClient(const std::string& server) : session_(connect_backend(server)) {}
   std::unique_ptr<BenchLock> make_lock(const std::string& path, bool read_write) override {
     // Any read of a path on this session serves settle(); a path that is never created keeps
     // it to one round trip.
@@ -67,7 +69,7 @@ class DlockClient : public BenchClient {
   void settle() override { session_->status(settle_path_); }
 
  private:
-  std::shared_ptr<dlock::zk::Session> session_;
+  std::shared_ptr<dlock::Backend> session_;
   std::string settle_path_;
 };
 
@@ -100,16 +102,17 @@ class RoundLatch {
 }  // namespace
 
 Strategy dlock_strategy() {
-  return {.async_release = true,
-          .read_write = DLOCK_BENCH_HAS_SHARED_MUTEX != 0,
-          .connect = [](const std::string& zk) { return std::make_unique<DlockClient>(zk); }};
+  return {
+      .async_release = true,
+      .read_write = DLOCK_BENCH_HAS_SHARED_MUTEX != 0,
+      .connect = [](const std::string& server) { return std::make_unique<DlockClient>(server); }};
 }
 
 JsonLine run_many_locks_dlock(const Args& args, const std::string& base) {
   const long locks = args.locks;
   const long rounds = (args.iterations + locks - 1) / locks;
   const long warm_rounds = (warmup_count(args.iterations) + locks - 1) / locks;
-  auto session = connect_session(args.zk);
+  auto session = connect_backend(args.server());
   // All 2M handles exist before the start signal (§1).
   std::vector<std::unique_ptr<dlock::Mutex>> warm, measured;
   for (long i = 0; i < locks; ++i) {
