@@ -1,11 +1,13 @@
 #include "redis_contender.h"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 
 #include <dlock/error.h>
 
 #include "core/holder_data.h"
+#include "core/lock_kind.h"
 #include "redis_holding.h"
 
 namespace dlock::redis_backend {
@@ -70,14 +72,13 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   // What the acquire script's "DLOCKMISMATCH <kind>" means for this contender.
   std::string mismatch(std::string_view recorded) const {
     const std::string_view semaphore = "semaphore:";
-    const bool they_semaphore = recorded.starts_with(semaphore);
-    if (they_semaphore && site_->spec.role == ContenderSpec::Role::semaphore) {
-      return "the semaphore has " + std::string(recorded.substr(semaphore.size())) +
-             " permits; this handle asked for " + std::to_string(site_->spec.permits);
+    std::uint32_t theirs = 0;
+    if (recorded.starts_with(semaphore)) {
+      std::from_chars(recorded.data() + semaphore.size(), recorded.data() + recorded.size(),
+                      theirs);
     }
-    return std::string("in use as a ") + (they_semaphore
-                                              ? "semaphore, not a mutex or read-write lock"
-                                              : "mutex or read-write lock, not a semaphore");
+    const bool ours = site_->spec.role == ContenderSpec::Role::semaphore;
+    return detail::kind_mismatch(theirs, ours ? site_->spec.permits : 0);
   }
 
   void begin() {
