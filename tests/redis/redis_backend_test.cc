@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdio.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -13,6 +14,7 @@
 
 #include <dlock/dlock.h>
 
+#include "fault_proxy.h"
 #include "redis_server.h"
 
 namespace dlock::test {
@@ -90,6 +92,41 @@ TEST_F(RedisBackendTest, ARestartThatLosesTheDataEndsTheLeaseAndTokensStillGrow)
   Mutex second(backend, "/restarted");
   ASSERT_TRUE(second.try_lock_for(3s));
   EXPECT_GT(second.token(), before);
+}
+
+// A connection reset under a holder: the next renewal reconnects, and the lease goes on.
+TEST_F(RedisBackendTest, ALeaseOutlivesAConnectionReset) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto backend =
+      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=600ms");
+  Mutex mutex(backend, "/reset");
+  const Lease lease = mutex.acquire();
+  proxy.reset();
+  std::this_thread::sleep_for(1200ms);
+  EXPECT_FALSE(lease.lost().stop_requested());
+  EXPECT_EQ(cli({"GET", "/reset"}), lease.node());
+  EXPECT_GE(proxy.connections_accepted(), 3);  // commands and wake-ups, then commands again
+}
+
+// A holder cut off from the server (its packets dropped) learns it has lost the lock before
+// the server can give it to the next holder, whose token is larger.
+TEST_F(RedisBackendTest, ACutOffHolderLosesBeforeTheNextHolderIsLetIn) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto cut_off =
+      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=500ms");
+  Mutex first(cut_off, "/cut"), second(open(), "/cut");
+  first.lock();
+  const std::uint64_t first_token = first.token();
+  std::atomic<Clock::rep> lost_at{0};
+  std::stop_callback on_lost(first.lost(),
+                             [&] { lost_at = Clock::now().time_since_epoch().count(); });
+  proxy.blackhole();
+  ASSERT_TRUE(second.try_lock_for(3s));
+  const auto acquired_at = Clock::now().time_since_epoch().count();
+  ASSERT_NE(lost_at.load(), 0);
+  EXPECT_LT(lost_at.load(), acquired_at);
+  EXPECT_GT(second.token(), first_token);
+  proxy.pass();
 }
 
 TEST_F(RedisBackendTest, WaitersAreServedInArrivalOrder) {

@@ -1,4 +1,4 @@
-// In-process TCP proxy between a ZooKeeper client and server that injects
+// In-process TCP proxy between a client and a server (ZooKeeper, Redis) that injects
 // network faults on demand.
 #pragma once
 
@@ -22,7 +22,10 @@ namespace dlock::test {
 // applied it, so e.g. no byte is forwarded after blackhole() returns.
 class FaultProxy {
  public:
-  explicit FaultProxy(int upstream_port);
+  // How the proxy cuts the byte streams: into ZooKeeper frames (which drop_reply_then_reset()
+  // needs), or not at all, for any other protocol (Redis's RESP).
+  enum class Framing { zookeeper, bytes };
+  explicit FaultProxy(int upstream_port, Framing framing = Framing::zookeeper);
   ~FaultProxy();
 
   FaultProxy(const FaultProxy&) = delete;
@@ -77,6 +80,7 @@ class FaultProxy {
   void wake();
 
   const int upstream_port_;
+  const Framing framing_;
   int listen_fd_ = -1;
   int listen_port_ = 0;
   int wake_fd_ = -1;  // eventfd: interrupts poll() when a command is posted
