@@ -3,7 +3,7 @@
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME dlock)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "dlock authors")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "distributed locks on ZooKeeper and local files")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "distributed locks on ZooKeeper, Redis and local files")
 # The summary is the first line of the package's Description, these paragraphs the rest.
 set(CPACK_PACKAGE_DESCRIPTION [=[dlock is a C++20 library of distributed locks: a mutex, a readers-writer lock, a
 semaphore and a multi-lock, fair and herd-free on Apache ZooKeeper, with a fencing

@@ -18,6 +18,9 @@ set(dlock_pc_libs_private "-pthread")
 if(DLOCK_WITH_ZOOKEEPER)
   string(PREPEND dlock_pc_libs_private "-lzookeeper_mt -luuid ")
 endif()
+if(DLOCK_WITH_REDIS)
+  string(PREPEND dlock_pc_libs_private "-lhiredis -lssl -lcrypto ")
+endif()
 
 configure_file(${CMAKE_CURRENT_LIST_DIR}/dlock.pc.in ${PROJECT_BINARY_DIR}/dlock.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/dlock.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
