@@ -68,7 +68,11 @@ struct BackendNames {
     return T::kName;
   }
 };
+#if DLOCK_TEST_REDIS
 using Backends = ::testing::Types<FileCli, ZkCli, RedisCli>;
+#else
+using Backends = ::testing::Types<FileCli, ZkCli>;
+#endif
 TYPED_TEST_SUITE(CliBackendsTest, Backends, BackendNames);
 
 // dlock killed while it holds (SIGKILL to dlock alone, or to its whole process group as

@@ -144,9 +144,13 @@ template <class... A, class... B>
 struct Concat<::testing::Types<A...>, ::testing::Types<B...>> {
   using type = ::testing::Types<A..., B...>;
 };
+#if DLOCK_TEST_REDIS
 using Combinations =
     Concat<typename Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>>::type,
            OnEveryPrimitive<RedisBackend>>::type;
+#else
+using Combinations = Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>>::type;
+#endif
 
 struct CombinationNames {
   template <class T>
