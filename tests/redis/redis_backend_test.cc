@@ -14,6 +14,7 @@
 
 #include <dlock/dlock.h>
 
+#include "backends/redis/scripts.h"
 #include "fault_proxy.h"
 #include "redis_server.h"
 
@@ -127,6 +128,23 @@ TEST_F(RedisBackendTest, ACutOffHolderLosesBeforeTheNextHolderIsLetIn) {
   EXPECT_LT(lost_at.load(), acquired_at);
   EXPECT_GT(second.token(), first_token);
   proxy.pass();
+}
+
+// The acquire script run twice for one id (its first reply lost with the connection, the
+// attempt sends it again) grants once, with one token, instead of queueing the id behind
+// itself.
+TEST_F(RedisBackendTest, AnAcquisitionSentAgainAfterALostReplyKeepsItsGrant) {
+  for (const std::string role : {"x", "s"}) {
+    SCOPED_TRACE(role);
+    std::vector<std::string> eval = {"EVAL", redis_backend::acquire_script().source, "7"};
+    const redis_backend::LockKeys keys("/lost-reply-" + role);
+    eval.insert(eval.end(), keys.all.begin(), keys.all.end());
+    eval.insert(eval.end(), {"c0ffee-1-" + role, "600", "1", R"({"pid":1})", "1",
+                             role == "s" ? "semaphore:1" : "lock"});
+    const std::string first = cli(eval);
+    EXPECT_EQ(first.substr(0, 2), "1\n") << first;
+    EXPECT_EQ(cli(eval), first);
+  }
 }
 
 TEST_F(RedisBackendTest, WaitersAreServedInArrivalOrder) {

@@ -98,6 +98,17 @@ if current and current ~= want then
   if busy > 0 then return redis.error_reply('DLOCKMISMATCH ' .. current) end
 end
 redis.call('SET', kind, want)
+-- Granted before, and the reply lost with its connection: ours still, with the same token.
+local held
+if exclusive(role) then held = redis.call('GET', lock) == id
+else held = redis.call('ZSCORE', shared, id) ~= false end
+local earlier = held and string.match(redis.call('HGET', data, id) or '', '^{"token":(%d+),')
+if earlier then
+  if exclusive(role) then redis.call('PEXPIRE', lock, ttl)
+  else redis.call('ZADD', shared, now + ttl, id) end
+  keep(2 * ttl)
+  return {1, tonumber(earlier)}
+end
 local rank = redis.call('ZRANK', queue, id)
 if may_take(role, rank or redis.call('ZCARD', queue), permits) then
   redis.call('ZREM', queue, id)

@@ -24,8 +24,9 @@ struct LockKeys {
 };
 
 // KEYS: LockKeys. ARGV: id, ttl ms, permits, holder record, "1" to queue or "0" to try once,
-// the lock's kind ("lock" or "semaphore:N"). Returns {1, token} when granted, {0, retry ms}
-// when not (-1: wait for a wake-up), or an error reply "DLOCKMISMATCH <kind>".
+// the lock's kind ("lock" or "semaphore:N"). Returns {1, token} when granted (again, with
+// the same token, to an id that holds already: its earlier reply was lost), {0, retry ms} when
+// not (-1: wait for a wake-up), or an error reply "DLOCKMISMATCH <kind>".
 const Script& acquire_script();
 // KEYS: LockKeys. ARGV: id, ttl ms. Returns 1 when the lease was extended, 0 when it is not
 // ours any more.
