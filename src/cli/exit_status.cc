@@ -47,7 +47,10 @@ const char* exit_status_table() {
 std::string message_of(const Error& error) {
   std::string text = error.what();
   const std::string suffix = ": " + error.code().message();
-  if (error.code() == errc::invalid_argument && text.ends_with(suffix) && text != suffix) {
+  const bool says_it_all = error.code() == errc::invalid_argument ||
+                           error.code() == errc::not_supported ||
+                           error.code() == errc::backend_failure;
+  if (says_it_all && text.ends_with(suffix) && text != suffix) {
     text.resize(text.size() - suffix.size());
   }
   return text;

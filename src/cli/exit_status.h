@@ -34,7 +34,8 @@ enum class Phase {
 int exit_status_for(std::error_code error, Phase phase);
 
 // What dlock prints for `error`: its text, without the code's name where the text already
-// says what is wrong ("bad duration '1m30' (...)", not "...: invalid argument").
+// says what is wrong ("bad duration '1m30' (...)", not "...: invalid argument"; likewise for
+// "not supported" and "backend failure", whose texts name the cause).
 std::string message_of(const Error& error);
 
 // The table, for --help.

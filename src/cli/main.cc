@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -84,8 +85,8 @@ bool read_password(const std::string& file, std::optional<std::string>& password
                  std::strerror(errno));
     return false;
   }
-  // One line, as `echo secret > file` writes it.
-  if (text.ends_with('\n')) text.pop_back();
+  // The first line, as `echo secret > file` writes it.
+  text.resize(std::min(text.find('\n'), text.size()));
   if (text.ends_with('\r')) text.pop_back();
   password = std::move(text);
   return true;

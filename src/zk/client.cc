@@ -206,7 +206,11 @@ void Client::drop_watch(const std::string& path, std::uint64_t id) {
 template <class Fn, class... Args>
 void Client::fail_later(Fn&& done, int rc, Args... empty) {
   std::error_code ec = dead_reason();
-  if (!ec) ec = from_rc(rc);
+  // Refused before it was sent, so certainly not applied: a system error (out of memory, a
+  // request that cannot be marshalled) must not read as "maybe applied, retry once connected",
+  // which would retry it forever.
+  const bool system = rc < 0 && rc > ZAPIERROR && rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT;
+  if (!ec) ec = system ? make_error_code(Code::api_error) : from_rc(rc);
   executor_->post([done = std::move(done), ec, empty...]() { done(ec, empty...); });
 }
 
@@ -411,11 +415,17 @@ void Client::remove_watch(const std::string& path, std::uint64_t id) {
 void Client::remove_in_background(const std::string& path) {
   remove(path, -1, [self = shared_from_this(), path](std::error_code ec) {
     if (is_connection_error(ec)) {
-      self->when_connected([self, path](std::error_code dead) {
+      return self->when_connected([self, path](std::error_code dead) {
         if (!dead) self->remove_in_background(path);
       });
     }
     // ok, no_node: gone. Session expired or closed: ephemeral, gone with the session.
+    const bool session_gone = ec.category() != error_category() || ec == Code::session_expired ||
+                              ec == Code::closing || ec == Code::invalid_state;
+    if (ec && ec != Code::no_node && !session_gone) {
+      self->report(LogLevel::warn, "could not delete " + path + " (" + ec.message() +
+                                       "): it stays until the session ends");
+    }
   });
 }
 

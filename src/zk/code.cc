@@ -6,9 +6,14 @@
 
 namespace dlock::zk {
 
+static_assert(static_cast<int>(Code::system_error) == ZSYSTEMERROR);
+static_assert(static_cast<int>(Code::runtime_inconsistency) == ZRUNTIMEINCONSISTENCY);
+static_assert(static_cast<int>(Code::data_inconsistency) == ZDATAINCONSISTENCY);
 static_assert(static_cast<int>(Code::connection_loss) == ZCONNECTIONLOSS);
+static_assert(static_cast<int>(Code::marshalling_error) == ZMARSHALLINGERROR);
 static_assert(static_cast<int>(Code::operation_timeout) == ZOPERATIONTIMEOUT);
 static_assert(static_cast<int>(Code::invalid_state) == ZINVALIDSTATE);
+static_assert(static_cast<int>(Code::api_error) == ZAPIERROR);
 static_assert(static_cast<int>(Code::no_node) == ZNONODE);
 static_assert(static_cast<int>(Code::no_auth) == ZNOAUTH);
 static_assert(static_cast<int>(Code::bad_version) == ZBADVERSION);
@@ -36,7 +41,10 @@ const std::error_category& error_category() noexcept {
 }
 
 bool is_connection_error(std::error_code ec) noexcept {
-  return ec == Code::connection_loss || ec == Code::operation_timeout || ec == Code::session_moved;
+  return ec == Code::connection_loss || ec == Code::operation_timeout ||
+         ec == Code::session_moved || ec == Code::system_error ||
+         ec == Code::runtime_inconsistency || ec == Code::data_inconsistency ||
+         ec == Code::marshalling_error;
 }
 
 std::error_code to_dlock_error(std::error_code ec) noexcept {

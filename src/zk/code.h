@@ -13,10 +13,14 @@ namespace dlock::zk {
 enum class Code : int {
   ok = 0,
   system_error = -1,
+  runtime_inconsistency = -2,
+  data_inconsistency = -3,
   connection_loss = -4,
+  marshalling_error = -5,
   operation_timeout = -7,
   bad_arguments = -8,
   invalid_state = -9,
+  api_error = -100,
   no_node = -101,
   no_auth = -102,
   bad_version = -103,
@@ -37,7 +41,9 @@ inline std::error_code from_rc(int rc) noexcept {
 }
 
 // True for the codes after which a request may or may not have been applied and the session
-// may still be alive: retry once connected.
+// may still be alive: retry once connected. Besides a lost connection these are the C
+// client's own errors that break the connection (a reply out of order, one it cannot parse):
+// the server may have applied the request all the same.
 bool is_connection_error(std::error_code ec) noexcept;
 
 // The dlock::errc a user sees for a ZooKeeper code that ends an operation.

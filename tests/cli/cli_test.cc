@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "dlock_process.h"
@@ -315,6 +316,30 @@ TEST_F(CliTest, FlockHabitsWork) {
       "dlock: --wait: bad duration '1m30' (examples: 500ms, 30s, 1.5s, 1m30s, 1h; a bare "
       "number is seconds)\n",
       no_unit.err);
+}
+
+// Each message names what is wrong once: no code name tacked on where the text already says
+// it ("...: invalid argument", "...: not supported by this backend", "...: backend failure").
+TEST_F(CliTest, MessagesSayWhatIsWrongOnce) {
+  const std::vector<std::vector<std::string>> cases = {
+      {dlock_cli(), "run", "-w", "5 parsecs", "/a", "true"},
+      {dlock_cli(), "--backend", "gopher://h/x", "status", "/a"},
+      {dlock_cli(), "--backend", "redis://127.0.0.1:6379", "status", "/a"},
+      {dlock_cli(), "--backend", "file:///proc/version/x", "status", "/a"},
+      {dlock_cli(), "--backend", "zk://127.0.0.1:2181?session_timeout=1ms", "status", "/a"},
+      {dlock_cli(), "--backend", "file://" + dir_.path(), "run", "/a/../b", "true"},
+  };
+  for (const auto& args : cases) {
+    const Finished f = run(args);
+    SCOPED_TRACE(f.err);
+    EXPECT_NE(0, f.status);
+    ASSERT_TRUE(f.err.starts_with("dlock: "));
+    for (const char* suffix :
+         {": invalid argument\n", ": not supported by this backend\n", ": backend failure\n"}) {
+      EXPECT_FALSE(f.err.ends_with(suffix));
+    }
+    EXPECT_EQ(1, std::count(f.err.begin(), f.err.end(), '\n')) << "one line";
+  }
 }
 
 // The backend's password can stay out of the command line; a file that cannot be read is named.

@@ -70,6 +70,22 @@ TEST_F(FaultTest, LostCreateReplyIsRecoveredWithoutAnOrphan) {
   EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
 }
 
+// A create reply the C client cannot match to its request: the client reports an error of its
+// own, not a lost connection, though the server created the node. The attempt must look for
+// the node as after a lost reply, not give up and leave it behind.
+TEST_F(FaultTest, ACreateReplyTheClientCannotMatchLeavesNoOrphan) {
+  auto session = connect_via(proxy_);
+  Mutex mutex(session, "/locks/x");
+  proxy_.garble_reply(kCreate2);
+  EXPECT_TRUE(mutex.try_lock_for(10s));
+  EXPECT_EQ(proxy_.dropped_replies(), 1);
+  const auto nodes = contenders("/locks/x");
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(mutex.token(), static_cast<std::uint64_t>(raw().czxid("/locks/x/" + nodes[0])));
+  mutex.unlock();
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
+}
+
 // Pitfall 5: a reply lost at each request of a contended acquire and release; the lock is
 // taken in turn and no contender node outlives its owner.
 class LostReplyTest : public FaultTest, public ::testing::WithParamInterface<int> {};

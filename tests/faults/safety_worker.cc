@@ -88,10 +88,21 @@ int run_safety_worker(const WorkerConfig& config) {
   // Faults may already be running: keep trying to connect until the deadline.
   while (!session && std::chrono::steady_clock::now() < deadline) {
     try {
-      session = zk::Session::connect({.hosts = config.hosts,
-                                      .chroot = config.chroot,
-                                      .session_timeout = config.session_timeout,
-                                      .connect_timeout = 10s});
+      // dlock's own events and the client's lines at info, for the story of a failed run.
+      session = zk::Session::connect(
+          {.hosts = config.hosts,
+           .chroot = config.chroot,
+           .session_timeout = config.session_timeout,
+           .connect_timeout = 10s,
+           .log =
+               [index = config.index](zk::LogLevel, std::string_view line) {
+                 if (!line.starts_with("dlock: ")) return;
+                 const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+                 std::cerr << "worker " << index << " @" << ms << " " << line << "\n";
+               },
+           .log_level = zk::LogLevel::info});
     } catch (const Error& e) {
       std::cerr << "worker " << config.index << ": " << e.what() << "\n";
     }

@@ -48,7 +48,9 @@ TEST_F(SessionTest, BadOptionsAreRefusedWithAClearError) {
   expect_connect_error({.hosts = server().connect_string(), .chroot = "relative"},
                        errc::invalid_argument, "chroot");
   expect_connect_error({.hosts = server().connect_string(), .session_timeout = 0ms},
-                       errc::invalid_argument, "positive");
+                       errc::invalid_argument, "session timeout of 0 ms");
+  expect_connect_error({.hosts = server().connect_string(), .connect_timeout = -1ms},
+                       errc::invalid_argument, "connect timeout of -1 ms: give a positive one");
   expect_connect_error({.hosts = "no-such-host.invalid:2181", .connect_timeout = 500ms},
                        errc::invalid_argument, "no-such-host.invalid");
   // Refused before any connection: out-of-range numbers must not reach the network.

@@ -66,6 +66,7 @@ struct FaultProxy::Connection {
   Direction to_server;
   Direction to_client;
   std::optional<int32_t> xid_to_drop;  // reply to discard, set by drop_reply_then_reset
+  bool garble = false;                 // ... or to forward with another xid (garble_reply)
   bool closed = false;
 };
 
@@ -152,6 +153,16 @@ void FaultProxy::drop_reply_then_reset(int op_type) {
   post_command([this, op_type] {
     requested_mode_ = Mode::kPass;
     armed_drop_op_type_ = op_type;
+    garble_armed_ = false;
+    drop_target_count_ = dropped_replies_ + 1;
+  });
+}
+
+void FaultProxy::garble_reply(int op_type) {
+  post_command([this, op_type] {
+    requested_mode_ = Mode::kPass;
+    armed_drop_op_type_ = op_type;
+    garble_armed_ = true;
     drop_target_count_ = dropped_replies_ + 1;
   });
 }
@@ -285,6 +296,7 @@ void FaultProxy::ingest_frames(Connection& connection, bool from_client) {
       if (armed_drop_op_type_ && read_be32(payload, 4) == *armed_drop_op_type_ &&
           !connection.xid_to_drop) {
         connection.xid_to_drop = read_be32(payload, 0);
+        connection.garble = garble_armed_;
         armed_drop_op_type_.reset();
       }
     }
@@ -292,13 +304,21 @@ void FaultProxy::ingest_frames(Connection& connection, bool from_client) {
         read_be32(payload, 0) == *connection.xid_to_drop) {
       // Reply header: int32 xid, int64 zxid, int32 err. Watch events (xid -1)
       // and pings (-2) never match a request's xid, so they pass untouched.
-      close_connection(connection, /*abortive=*/true);
       {
         std::lock_guard lock(mutex_);
         ++dropped_replies_;
       }
       reply_dropped_.notify_all();
-      return;
+      if (!connection.garble) {
+        close_connection(connection, /*abortive=*/true);
+        return;
+      }
+      connection.xid_to_drop.reset();
+      std::string garbled(frame);
+      garbled[4 + 3] = static_cast<char>(garbled[4 + 3] ^ 0x55);  // the xid's low byte
+      direction.scheduled.emplace_back(due, std::move(garbled));
+      consumed += frame.size();
+      continue;
     }
     direction.scheduled.emplace_back(due, std::string(frame));
     consumed += frame.size();

@@ -54,6 +54,10 @@ class FaultProxy {
   // committed the request but the client never learns the outcome. Forwarding
   // is in pass mode meanwhile; disarms itself after one drop.
   void drop_reply_then_reset(int op_type);
+  // Like drop_reply_then_reset(), but the reply is forwarded with its xid changed, so that the
+  // client cannot match it to its request (the C client then reports an error of its own and
+  // breaks the connection). Counts in dropped_replies().
+  void garble_reply(int op_type);
 
   // Replies dropped by drop_reply_then_reset() so far.
   int dropped_replies() const;
@@ -96,6 +100,7 @@ class FaultProxy {
   uint64_t commands_posted_ = 0;
   uint64_t commands_applied_ = 0;
   std::optional<int> armed_drop_op_type_;
+  bool garble_armed_ = false;  // the armed reply is garbled, not dropped
   int dropped_replies_ = 0;
   int drop_target_count_ = 0;
   std::atomic<int> connections_accepted_{0};

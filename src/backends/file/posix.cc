@@ -47,7 +47,9 @@ void make_directories(const std::string& path) {
   for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
     const std::string prefix = path.substr(0, at);
     // EEXIST is fine whoever made it; whether it is a usable directory shows at the next open.
-    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) throw_errno(errno, prefix);
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      throw_errno(errno, "cannot create the lock directory " + prefix);
+    }
     if (at == std::string::npos) return;
   }
 }

@@ -159,6 +159,9 @@ void Acquisition::on_created(unsigned round, std::error_code ec, const std::stri
     phase_ = Phase::recovering;
     const std::string prefix = prefix_;
     lock.unlock();
+    site_.client->report(zk::LogLevel::info, "the reply to creating a node under " + site_.dir +
+                                                 " was lost (" + ec.message() +
+                                                 "): looking for it");
     recover(round, prefix);
   } else {
     lock.unlock();
@@ -276,7 +279,10 @@ void Acquisition::on_listed(unsigned round, std::error_code ec, std::vector<std:
   const auto ours = std::find(children.begin(), children.end(), node_);
   if (ours == children.end()) {
     // Our node is gone though the session lives: someone deleted it. Queue again.
+    const std::string gone = child_path(node_);
     lock.unlock();
+    site_.client->report(zk::LogLevel::warn,
+                         "our node " + gone + " is gone though the session lives: queueing again");
     return create();
   }
   const std::size_t index = static_cast<std::size_t>(ours - children.begin());
@@ -311,10 +317,14 @@ void Acquisition::on_listed(unsigned round, std::error_code ec, std::vector<std:
 }
 
 void Acquisition::on_own_node_gone(unsigned round) {
+  std::string node;
   {
     std::lock_guard lock(mu_);
     if (round != round_ || phase_ == Phase::done) return;
+    node = node_;
   }
+  site_.client->report(zk::LogLevel::warn, "our node " + child_path(node) +
+                                               " was deleted while we waited: queueing again");
   create();
 }
 
@@ -397,6 +407,8 @@ void Acquisition::on_recovery_listing(unsigned round, const std::string& prefix,
                                   [&](const std::string& c) { return c.starts_with(prefix); });
   if (found == children.end()) {
     // The create never reached the server: try again with a fresh uuid.
+    site_.client->report(zk::LogLevel::info,
+                         "no node " + prefix + "* under " + site_.dir + ": creating it again");
     return create();
   }
   const std::string name = *found;
@@ -418,6 +430,8 @@ void Acquisition::on_recovery_listing(unsigned round, const std::string& prefix,
         self->token_ = static_cast<std::uint64_t>(stat.czxid);
         self->phase_ = Phase::listing;
         lock.unlock();
+        self->site_.client->report(zk::LogLevel::info,
+                                   "found our node " + self->child_path(name) + " after all");
         self->on_listed(round, {}, std::move(children));
       });
 }

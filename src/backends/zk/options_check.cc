@@ -57,9 +57,10 @@ void check_options(const zk::Options& options) {
     check_host(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
   }
-  if (options.session_timeout <= std::chrono::milliseconds::zero() ||
-      options.connect_timeout <= std::chrono::milliseconds::zero()) {
-    throw Error(errc::invalid_argument, "timeouts must be positive");
+  if (options.connect_timeout <= std::chrono::milliseconds::zero()) {
+    throw Error(errc::invalid_argument, "connect timeout of " +
+                                            std::to_string(options.connect_timeout.count()) +
+                                            " ms: give a positive one (e.g. 5s)");
   }
   if (options.session_timeout < kShortestSessionTimeout ||
       options.session_timeout > kLongestSessionTimeout) {

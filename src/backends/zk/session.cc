@@ -58,7 +58,8 @@ class Pending {
 
 std::string connect_failure(const Options& options) {
   return "no ZooKeeper server answered at " + options.hosts + " within " +
-         std::to_string(options.connect_timeout.count()) + " ms";
+         std::to_string(options.connect_timeout.count()) +
+         " ms (are the hosts right and the servers up?)";
 }
 
 void throw_if(std::error_code ec, const std::string& what) {
