@@ -19,6 +19,7 @@
 
 #include <dlock/dlock.h>
 
+#include "pg_server.h"
 #include "zk_server.h"
 
 namespace dlock::test {
@@ -49,6 +50,18 @@ struct FileBackend {
   std::shared_ptr<Backend> open() { return file::Backend::open({.directory = directory}); }
   void end_session(Backend&) {}
   std::string directory;
+};
+
+// A database of its own per test on the suite's PostgreSQL server.
+struct PgBackend {
+  static constexpr const char* kName = "PostgreSQL";
+  static constexpr bool kLosesLocks = true;
+  PgBackend() : database(unique_database()) { PgServer::shared().create_database(database); }
+  std::shared_ptr<Backend> open() {
+    return postgres::Backend::open({.conninfo = PgServer::shared().url(database)});
+  }
+  void end_session(Backend& backend) { dynamic_cast<postgres::Backend&>(backend).close(); }
+  std::string database;
 };
 
 }  // namespace dlock::test

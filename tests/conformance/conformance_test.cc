@@ -140,11 +140,16 @@ using OnEveryPrimitive = ::testing::Types<On<B, MutexKind>, On<B, SemaphoreKind>
                                           On<B, ReaderKind>, On<B, MultiKind>>;
 template <class... Lists>
 struct Concat;
-template <class... A, class... B>
-struct Concat<::testing::Types<A...>, ::testing::Types<B...>> {
-  using type = ::testing::Types<A..., B...>;
+template <class... A>
+struct Concat<::testing::Types<A...>> {
+  using type = ::testing::Types<A...>;
 };
-using Combinations = Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>>::type;
+template <class... A, class... B, class... Rest>
+struct Concat<::testing::Types<A...>, ::testing::Types<B...>, Rest...> {
+  using type = typename Concat<::testing::Types<A..., B...>, Rest...>::type;
+};
+using Combinations = Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>,
+                            OnEveryPrimitive<PgBackend>>::type;
 
 struct CombinationNames {
   template <class T>

@@ -38,34 +38,6 @@ std::string scripts_dir() {
   return source_dir + "/scripts";
 }
 
-// Single-quotes `text` for /bin/sh.
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
-// Runs `command` through /bin/sh and returns its stdout; throws on failure.
-std::string run_command(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
-  std::string output;
-  char buffer[512];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  if (status != 0) {
-    throw std::runtime_error("command failed (status " + std::to_string(status) + "): " + command);
-  }
-  return output;
-}
-
 bool process_gone(int pid) {
   // The JVM is not our child, and PID 1 in containers may not reap it, so a
   // zombie counts as gone: it no longer holds the port or any file.
@@ -97,6 +69,35 @@ std::string sanitize_for_path(std::string_view name) {
 }
 
 }  // namespace
+
+// Single-quotes `text` for /bin/sh.
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+// Runs `command` through /bin/sh and returns its stdout; throws on failure.
+std::string run_command(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
+  std::string output;
+  char buffer[512];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  if (status != 0) {
+    throw std::runtime_error("command failed (status " + std::to_string(status) + "): " + command);
+  }
+  return output;
+}
+
 
 ZkServer& ZkServer::shared() {
   // Function-local static: destroyed at normal process exit, which stops the

@@ -56,6 +56,13 @@ class ZkServer {
   int owner_pid_ = 0;  // only this process may stop the server (not fork()ed children)
 };
 
+// Single-quotes `text` for /bin/sh.
+std::string shell_quote(const std::string& text);
+
+// Runs `command` through /bin/sh and returns its stdout. Throws std::runtime_error if it exits
+// non-zero.
+std::string run_command(const std::string& command);
+
 // Runs scripts/`script` (found as ZkServer finds zk-start.sh) with `args`, each shell-quoted,
 // after the environment assignments `env` ("NAME=value", also quoted), and returns its stdout.
 // Throws std::runtime_error if it exits non-zero.
