@@ -189,7 +189,7 @@ TEST_F(PostgresTest, TerminatingTheHoldersBackendRaisesLost) {
 }
 
 TEST_F(PostgresTest, ASilentNetworkIsNoticedWithinTheHeartbeat) {
-  FaultProxy proxy(server().port());
+  FaultProxy proxy(server().port(), FaultProxy::Framing::none);
   Mutex mutex(dlock::open("postgres://postgres:secret@127.0.0.1:" + std::to_string(proxy.port()) +
                           "/" + database_ + "?heartbeat=500ms"),
               "/silent");

@@ -69,7 +69,8 @@ struct FaultProxy::Connection {
   bool closed = false;
 };
 
-FaultProxy::FaultProxy(int upstream_port) : upstream_port_(upstream_port) {
+FaultProxy::FaultProxy(int upstream_port, Framing framing)
+    : upstream_port_(upstream_port), framing_(framing) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) throw_errno("socket");
   sockaddr_in address{};
@@ -261,6 +262,11 @@ void FaultProxy::ingest_frames(Connection& connection, bool from_client) {
   std::string& bytes = direction.pending_frame;
   size_t consumed = 0;
   const auto due = Clock::now() + delay_;
+  if (framing_ == Framing::none) {
+    direction.scheduled.emplace_back(due, std::move(bytes));
+    bytes.clear();
+    return;
+  }
   while (bytes.size() - consumed >= 4) {
     const auto length = static_cast<uint32_t>(read_be32(bytes, consumed));
     if (length > kMaxFrameLength) {

@@ -22,7 +22,11 @@ namespace dlock::test {
 // applied it, so e.g. no byte is forwarded after blackhole() returns.
 class FaultProxy {
  public:
-  explicit FaultProxy(int upstream_port);
+  // How the proxy cuts the byte stream into the chunks it forwards (and delays): ZooKeeper's
+  // length-prefixed frames, which drop_reply_then_reset() needs, or whatever each read gave,
+  // for other protocols (PostgreSQL's).
+  enum class Framing { zookeeper, none };
+  explicit FaultProxy(int upstream_port, Framing framing = Framing::zookeeper);
   ~FaultProxy();
 
   FaultProxy(const FaultProxy&) = delete;
@@ -77,6 +81,7 @@ class FaultProxy {
   void wake();
 
   const int upstream_port_;
+  const Framing framing_;
   int listen_fd_ = -1;
   int listen_port_ = 0;
   int wake_fd_ = -1;  // eventfd: interrupts poll() when a command is posted

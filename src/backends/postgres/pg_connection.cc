@@ -100,10 +100,10 @@ struct PgConnection::Connecting : std::enable_shared_from_this<Connecting> {
     if (ended) return;
     if (status == PGRES_POLLING_FAILED) return fail(connect_failure(conn));
     if (status == PGRES_POLLING_OK) return succeed();
-    // libpq may move to another socket (the next host, or the next address of one).
-    if (!socket || socket->descriptor.native_handle() != PQsocket(conn)) {
-      socket = std::make_unique<Socket>(executor->io_context(), PQsocket(conn));
-    }
+    // libpq may have moved to another socket (the next host or address, or a retry without
+    // TLS), possibly under the same number: register the current one afresh at every step.
+    socket.reset();
+    socket = std::make_unique<Socket>(executor->io_context(), PQsocket(conn));
     const auto wait = status == PGRES_POLLING_READING ? asio::posix::descriptor_base::wait_read
                                                       : asio::posix::descriptor_base::wait_write;
     socket->descriptor.async_wait(wait, [self = shared_from_this()](const std::error_code& ec) {
@@ -116,6 +116,7 @@ struct PgConnection::Connecting : std::enable_shared_from_this<Connecting> {
     ended = true;
     executor->cancel(deadline_timer);
     socket.reset();
+    PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);  // "already exists, skipping"
     if (PQsetnonblocking(conn, 1) != 0) {
       ended = false;
       return fail(connect_failure(conn));
