@@ -188,6 +188,20 @@ TEST_F(PostgresTest, TerminatingTheHoldersBackendRaisesLost) {
   EXPECT_TRUE(next.try_lock_for(2s));
 }
 
+TEST_F(PostgresTest, AServerRestartRaisesLostAndLocksWorkAfterIt) {
+  if (!server().controllable()) GTEST_SKIP() << "an external server cannot be restarted";
+  auto backend = open();
+  Mutex mutex(backend, "/restarted");
+  mutex.lock();
+  const std::uint64_t before = mutex.token();
+  server().restart();
+  EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }, 5s));
+  mutex.unlock();
+  // The same backend connects again for the next acquisition; the sequence went on counting.
+  EXPECT_TRUE(mutex.try_lock_for(5s));
+  EXPECT_GT(mutex.token(), before);
+}
+
 TEST_F(PostgresTest, ASilentNetworkIsNoticedWithinTheHeartbeat) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::none);
   Mutex mutex(dlock::open("postgres://postgres:secret@127.0.0.1:" + std::to_string(proxy.port()) +

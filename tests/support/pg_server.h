@@ -30,7 +30,8 @@ class PgServer {
 
   // False for an external server (DLOCK_TEST_PG), which cannot be stopped.
   bool controllable() const { return !external_; }
-  // Stops the server (immediate shutdown, as a crash) and starts it again on the same port.
+  // Stops the server (fast shutdown: every session is ended) and starts it again on the same
+  // port and data.
   void restart();
 
  private:

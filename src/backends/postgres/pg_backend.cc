@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <future>
 #include <memory>
 
@@ -40,8 +41,11 @@ Reply query_primary(Backend::Impl& core, const std::string& sql,
   return done;
 }
 
+// "1763722800.123456" (extract(epoch ...)) in ms; 0 for null. from_chars ignores the locale.
 std::int64_t epoch_ms(const std::optional<std::string>& seconds) {
-  return seconds ? static_cast<std::int64_t>(std::stod(*seconds) * 1000) : 0;
+  double value = 0;
+  if (seconds) std::from_chars(seconds->data(), seconds->data() + seconds->size(), value);
+  return static_cast<std::int64_t>(value * 1000);
 }
 
 }  // namespace
@@ -81,6 +85,7 @@ Backend::Backend(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Backend::~Backend() { close(); }
 
 void Backend::close() {
+  if (impl_->executor->in_executor_thread()) return impl_->close();  // the last user was a task
   std::promise<void> closed;
   impl_->executor->post([impl = impl_, &closed] {
     impl->close();

@@ -185,6 +185,10 @@ void PgConnection::query(std::string sql, std::vector<Param> params, Done done, 
 
 std::uint64_t PgConnection::watch(std::function<void()> lost) {
   const std::uint64_t id = next_watch_++;
+  if (broken_) {
+    executor_->post(std::move(lost));  // it broke between a reply and its callback
+    return id;
+  }
   watchers_.emplace(id, std::move(lost));
   return id;
 }

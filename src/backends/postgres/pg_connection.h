@@ -62,7 +62,8 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   int backend_pid() const noexcept { return backend_pid_; }
   bool broken() const noexcept { return broken_; }
 
-  // Calls `lost` once when the connection breaks or is closed. Returns an id for unwatch().
+  // Calls `lost` once when the connection breaks or is closed (at once if it already is). Returns
+  // an id for unwatch().
   std::uint64_t watch(std::function<void()> lost);
   void unwatch(std::uint64_t id) { watchers_.erase(id); }
 

@@ -24,7 +24,7 @@ void Backend::Impl::with_primary(Use use) {
   if (primary_ && !primary_->broken()) return use(primary_, {});
   awaiting_primary_.push_back(std::move(use));
   if (awaiting_primary_.size() > 1) return;  // a connection attempt is under way
-  open_connection(Clock::now() + connect_timeout_,
+  open_connection(Clock::time_point::max(),
                   [self = shared_from_this()](std::shared_ptr<PgConnection> connection, Reply reply) {
                     if (connection) {
                       self->primary_ = connection;
@@ -42,7 +42,7 @@ void Backend::Impl::open_connection(Clock::time_point deadline, Use use) {
     return use(nullptr, Reply::failure(make_error_code(errc::session_closed), "the backend was closed"));
   }
   PgConnection::open(
-      executor, params_, deadline, heartbeat,
+      executor, params_, std::min(deadline, Clock::now() + connect_timeout_), heartbeat,
       [self = shared_from_this(), use = std::move(use)](std::shared_ptr<PgConnection> connection,
                                                         Reply reply) {
         if (connection && self->closed_) {

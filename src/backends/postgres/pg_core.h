@@ -33,7 +33,8 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
                                  postgres_backend::Reply)>;
   // The primary connection, connected (again) if needed.
   void with_primary(Use use);
-  // A new connection with its stale rows forgotten, closed by close() too.
+  // A new connection with its stale rows forgotten, closed by close() too. Fails with
+  // connect_failed at `deadline` or after the connect timeout, whichever comes first.
   void open_connection(Clock::time_point deadline, Use use);
 
   // The primary's tally of keys held or being tried. claim() counts `key` before a try is
