@@ -28,15 +28,22 @@ namespace dlock {
 //       parse_duration() reads it.
 //   file:                  the local file backend in the per-user directory (file.h)
 //   file:///absolute/dir   the local file backend in that directory (created 0700 if missing)
-//   redis://..., postgres://...   recognised, but these backends are not built yet
+//   postgres://[user[:password]@][host][:port][/dbname][?param=value&...]   (or postgresql://)
+//   postgres:[key=value ...]
+//       a postgres::Backend (postgres.h): a libpq URI, or a libpq key=value string, or nothing
+//       (libpq's PG* variables). libpq reads every parameter but schema= and heartbeat=
+//       (sslmode=, connect_timeout=, ...). Connected before open() returns.
+//   redis://...            recognised, but this backend is not built yet
 //
 // User, password, chroot, directory and option values are percent-decoded ("%40" is '@', "%2F"
 // is '/'), so that any password can be written. Messages that quote a URL hide its password.
 //
 // Throws dlock::Error:
 //   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it);
-//   not_supported     redis:// or postgres:// (not built yet);
+//   not_supported     redis:// (not built yet);
 //   connect_failed, auth_failed, cancelled   zk:// as zk::Session::connect();
+//   connect_failed, auth_failed, permission_denied, cancelled   postgres:// as
+//                     postgres::Backend::open();
 //   permission_denied, backend_failure    file: as file::Backend::open().
 DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url);
 

@@ -42,9 +42,10 @@ class PostgresTest : public ::testing::Test {
   std::string psql(const std::string& sql) const { return server().psql(sql, database_); }
   // How many backends of other programs hold (granted) or wait for the key of `name`.
   std::string advisory_locks(const std::string& name, bool granted) const {
-    return psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND "
-                "((classid::bigint << 32) | objid::bigint) = " +
-                key_sql(name) + " AND granted = " + (granted ? "true" : "false"));
+    return psql(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND "
+        "((classid::bigint << 32) | objid::bigint) = " +
+        key_sql(name) + " AND granted = " + (granted ? "true" : "false"));
   }
 
   std::string database_;
@@ -92,8 +93,7 @@ TEST_F(PostgresTest, BadInputFailsClearly) {
     return std::error_code();
   };
   EXPECT_EQ(code_of("postgres://postgres:wrong@" + address + "/" + database_), errc::auth_failed);
-  EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/no_such_db"),
-            errc::connect_failed);
+  EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/no_such_db"), errc::connect_failed);
   EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/x?no_such_option=1"),
             errc::invalid_argument);
   EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/x?schema=a-b"),
@@ -101,8 +101,10 @@ TEST_F(PostgresTest, BadInputFailsClearly) {
   // A port nobody listens on: the server's own port after a bind that nobody accepts on.
   EXPECT_EQ(code_of("postgres://postgres:secret@127.0.0.1:1/" + database_), errc::connect_failed);
   // A user who may not create dlock's table is told so, and nothing is left held.
-  psql("DROP ROLE IF EXISTS weak; CREATE ROLE weak LOGIN PASSWORD 'weak'; REVOKE CREATE ON "
-       "SCHEMA public FROM PUBLIC");
+  psql(
+      "SET client_min_messages = warning; DROP ROLE IF EXISTS weak; CREATE ROLE weak LOGIN "
+      "PASSWORD 'weak'; REVOKE CREATE ON "
+      "SCHEMA public FROM PUBLIC");
   EXPECT_EQ(code_of("postgres://weak:weak@" + address + "/" + database_ + "?schema=weak_schema"),
             errc::permission_denied);
 }
@@ -127,9 +129,8 @@ TEST_F(PostgresTest, DlockHoldingTheLockMakesPsqlWait) {
   EXPECT_EQ(psql("SELECT pg_try_advisory_lock(" + key_sql("/interop") + ")"), "f");
   EXPECT_EQ(psql("SELECT pg_try_advisory_lock_shared(" + key_sql("/interop") + ")"), "f");
   mutex.unlock();
-  EXPECT_TRUE(eventually([&] {
-    return psql("SELECT pg_try_advisory_lock(" + key_sql("/interop") + ")") == "t";
-  }));
+  EXPECT_TRUE(eventually(
+      [&] { return psql("SELECT pg_try_advisory_lock(" + key_sql("/interop") + ")") == "t"; }));
 }
 
 TEST_F(PostgresTest, ReadersShareAndWritersExcludeAcrossClients) {

@@ -68,9 +68,8 @@ std::string PgServer::psql(const std::string& sql, const std::string& database) 
 }
 
 void PgServer::create_database(const std::string& name) const {
-  if (psql("SELECT 1 FROM pg_database WHERE datname = '" + name + "'").empty()) {
-    psql("CREATE DATABASE " + name);
-  }
+  // FILE_COPY is the quick way for a tiny database.
+  psql("CREATE DATABASE " + name + " STRATEGY = FILE_COPY");
 }
 
 void PgServer::restart() {

@@ -22,7 +22,7 @@ class PgServer {
   // "postgresql://postgres:secret@127.0.0.1:PORT/<database>".
   std::string url(const std::string& database = "postgres") const;
   int port() const;
-  // Creates a database (the name must be a plain identifier) if missing.
+  // Creates a database, which must not exist yet (names from unique_database() do not).
   void create_database(const std::string& name) const;
   // Runs `sql` with psql on `database` and returns its unaligned, tuples-only output. Throws
   // std::runtime_error if psql fails.

@@ -98,7 +98,6 @@ std::string run_command(const std::string& command) {
   return output;
 }
 
-
 ZkServer& ZkServer::shared() {
   // Function-local static: destroyed at normal process exit, which stops the
   // server. A crashed test process is covered by zk-start.sh's watchdog

@@ -1,9 +1,9 @@
 // The advisory-lock keys of the PostgreSQL backend are what the documented SQL computes:
 //   SELECT ('x' || left(md5(name), 16))::bit(64)::bigint;
 // (values below from PostgreSQL 15), so that other programs can take dlock's locks.
-#include <gtest/gtest.h>
-
 #include "backends/postgres/advisory_key.h"
+
+#include <gtest/gtest.h>
 
 namespace dlock::postgres_backend {
 namespace {

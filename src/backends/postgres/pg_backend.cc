@@ -122,7 +122,8 @@ LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {
 std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_point deadline) {
   if (prefix != "/") check_lock_path(prefix);
   std::vector<std::string> paths;
-  for (const auto& row : query_primary(*impl_, impl_->sql.list, {std::string(prefix)}, deadline).rows) {
+  for (const auto& row :
+       query_primary(*impl_, impl_->sql.list, {std::string(prefix)}, deadline).rows) {
     paths.push_back(row[0].value_or(""));
   }
   return paths;

@@ -37,7 +37,7 @@ Reply connect_failure(PGconn* conn) {
 }
 
 errc errc_of_sqlstate(const std::string& sqlstate) {
-  if (sqlstate == "42501") return errc::permission_denied;   // insufficient_privilege
+  if (sqlstate == "42501") return errc::permission_denied;        // insufficient_privilege
   if (sqlstate.starts_with("57P")) return errc::connection_lost;  // admin shutdown, crash
   if (sqlstate.starts_with("08")) return errc::connection_lost;   // connection exception
   return errc::backend_failure;
@@ -116,7 +116,8 @@ struct PgConnection::Connecting : std::enable_shared_from_this<Connecting> {
     ended = true;
     executor->cancel(deadline_timer);
     socket.reset();
-    PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);  // "already exists, skipping"
+    PQsetNoticeProcessor(
+        conn, [](void*, const char*) {}, nullptr);  // "already exists, skipping"
     if (PQsetnonblocking(conn, 1) != 0) {
       ended = false;
       return fail(connect_failure(conn));
@@ -201,8 +202,8 @@ void PgConnection::start_next() {
   current_sent_ = Clock::now();
   std::vector<const char*> values;
   for (const Param& param : current_->params) values.push_back(param ? param->c_str() : nullptr);
-  if (!PQsendQueryParams(pg(conn_), current_->sql.c_str(), static_cast<int>(values.size()),
-                         nullptr, values.data(), nullptr, nullptr, 0)) {
+  if (!PQsendQueryParams(pg(conn_), current_->sql.c_str(), static_cast<int>(values.size()), nullptr,
+                         values.data(), nullptr, nullptr, 0)) {
     return close(make_error_code(errc::connection_lost), trimmed(PQerrorMessage(pg(conn_))));
   }
   flush();
@@ -255,9 +256,8 @@ void PgConnection::finish_current(Reply reply) {
   Done done = std::move(current_->done);
   current_.reset();
   last_reply_ = Clock::now();
-  executor_->post([done = std::move(done), reply = std::move(reply)]() mutable {
-    done(std::move(reply));
-  });
+  executor_->post(
+      [done = std::move(done), reply = std::move(reply)]() mutable { done(std::move(reply)); });
   start_next();
 }
 
@@ -293,9 +293,7 @@ void PgConnection::close(std::error_code error, const std::string& why) {
   current_.reset();
   queue_.clear();
   for (Done& done : failed) {
-    executor_->post([done = std::move(done), error, why] {
-      done(Reply::failure(error, why));
-    });
+    executor_->post([done = std::move(done), error, why] { done(Reply::failure(error, why)); });
   }
   auto watchers = std::move(watchers_);
   watchers_.clear();

@@ -28,9 +28,7 @@ std::uint64_t next_entry() {
   return ++counter;
 }
 
-Outcome failure_of(const Reply& reply) {
-  return Outcome::failure(reply.error, reply.message);
-}
+Outcome failure_of(const Reply& reply) { return Outcome::failure(reply.error, reply.message); }
 
 std::vector<std::int64_t> keys_of(const Site& site) {
   if (site.spec.role != ContenderSpec::Role::semaphore) return {advisory_key(site.path)};
@@ -62,7 +60,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       std::weak_ptr<Attempt> weak = self;
       self->on_stop_.emplace(self->stop_, std::function<void()>([weak, core = self->core_] {
                                core->executor->post([weak] {
-                                 if (auto attempt = weak.lock()) attempt->interrupt(errc::cancelled);
+                                 if (auto attempt = weak.lock())
+                                   attempt->interrupt(errc::cancelled);
                                });
                              }));
       self->try_on_primary();
@@ -76,12 +75,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void try_on_primary() {
     if (finished_) return;
     if (stop_.stop_requested()) return interrupt(errc::cancelled);
-    core_->with_primary([self = shared_from_this()](std::shared_ptr<PgConnection> primary,
-                                                    Reply reply) {
-      if (self->finished_) return;
-      if (!primary) return self->finish(failure_of(reply));
-      self->try_key(std::move(primary), 0);
-    });
+    core_->with_primary(
+        [self = shared_from_this()](std::shared_ptr<PgConnection> primary, Reply reply) {
+          if (self->finished_) return;
+          if (!primary) return self->finish(failure_of(reply));
+          self->try_key(std::move(primary), 0);
+        });
   }
 
   void try_key(std::shared_ptr<PgConnection> primary, std::size_t index) {
@@ -125,15 +124,15 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     deadline_timer_ = core_->executor->post_at(deadline_, [weak = weak_from_this()] {
       if (auto self = weak.lock()) self->interrupt(errc::timed_out);
     });
-    core_->open_connection(deadline_, [self = shared_from_this()](
-                                          std::shared_ptr<PgConnection> own, Reply reply) {
-      if (self->finished_) {
-        if (own) own->close(make_error_code(errc::cancelled), "the attempt ended");
-        return;
-      }
-      if (!own) return self->finish(failure_of(reply));
-      self->wait_on(std::move(own));
-    });
+    core_->open_connection(
+        deadline_, [self = shared_from_this()](std::shared_ptr<PgConnection> own, Reply reply) {
+          if (self->finished_) {
+            if (own) own->close(make_error_code(errc::cancelled), "the attempt ended");
+            return;
+          }
+          if (!own) return self->finish(failure_of(reply));
+          self->wait_on(std::move(own));
+        });
   }
 
   void poll_later(const std::shared_ptr<PgConnection>& primary, Clock::time_point now) {
@@ -189,10 +188,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   }
 
   void forget_polling_row() {
-    core_->with_primary([entry = *polling_entry_, core = core_](
-                            std::shared_ptr<PgConnection> primary, Reply) {
-      if (primary) primary->query(core->sql.forget, {std::to_string(entry)}, [](Reply) {});
-    });
+    core_->with_primary(
+        [entry = *polling_entry_, core = core_](std::shared_ptr<PgConnection> primary, Reply) {
+          if (primary) primary->query(core->sql.forget, {std::to_string(entry)}, [](Reply) {});
+        });
   }
 
   // The server would go on waiting for a closed client until it granted the lock: cancel the

@@ -19,27 +19,30 @@ Backend::Impl::Impl(postgres_backend::ConnectParams params, const std::string& s
 
 void Backend::Impl::with_primary(Use use) {
   if (closed_) {
-    return use(nullptr, Reply::failure(make_error_code(errc::session_closed), "the backend was closed"));
+    return use(nullptr,
+               Reply::failure(make_error_code(errc::session_closed), "the backend was closed"));
   }
   if (primary_ && !primary_->broken()) return use(primary_, {});
   awaiting_primary_.push_back(std::move(use));
   if (awaiting_primary_.size() > 1) return;  // a connection attempt is under way
-  open_connection(Clock::time_point::max(),
-                  [self = shared_from_this()](std::shared_ptr<PgConnection> connection, Reply reply) {
-                    if (connection) {
-                      self->primary_ = connection;
-                      ++self->generation_;
-                      self->tally_.clear();
-                    }
-                    auto waiting = std::move(self->awaiting_primary_);
-                    self->awaiting_primary_.clear();
-                    for (Use& use : waiting) use(connection, reply);
-                  });
+  open_connection(
+      Clock::time_point::max(),
+      [self = shared_from_this()](std::shared_ptr<PgConnection> connection, Reply reply) {
+        if (connection) {
+          self->primary_ = connection;
+          ++self->generation_;
+          self->tally_.clear();
+        }
+        auto waiting = std::move(self->awaiting_primary_);
+        self->awaiting_primary_.clear();
+        for (Use& use : waiting) use(connection, reply);
+      });
 }
 
 void Backend::Impl::open_connection(Clock::time_point deadline, Use use) {
   if (closed_) {
-    return use(nullptr, Reply::failure(make_error_code(errc::session_closed), "the backend was closed"));
+    return use(nullptr,
+               Reply::failure(make_error_code(errc::session_closed), "the backend was closed"));
   }
   PgConnection::open(
       executor, params_, std::min(deadline, Clock::now() + connect_timeout_), heartbeat,
@@ -47,7 +50,8 @@ void Backend::Impl::open_connection(Clock::time_point deadline, Use use) {
                                                         Reply reply) {
         if (connection && self->closed_) {
           connection->close(make_error_code(errc::session_closed), "the backend was closed");
-          return use(nullptr, Reply::failure(make_error_code(errc::session_closed), "the backend was closed"));
+          return use(nullptr, Reply::failure(make_error_code(errc::session_closed),
+                                             "the backend was closed"));
         }
         if (connection) {
           std::erase_if(self->connections_, [](const auto& weak) { return weak.expired(); });

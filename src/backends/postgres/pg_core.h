@@ -26,11 +26,11 @@ namespace dlock::postgres {
 // Thread safety: members are called on the executor's thread, except the constant ones.
 class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
  public:
-  Impl(postgres_backend::ConnectParams params, const std::string& schema, Clock::duration connect_timeout,
-       Clock::duration heartbeat);
+  Impl(postgres_backend::ConnectParams params, const std::string& schema,
+       Clock::duration connect_timeout, Clock::duration heartbeat);
 
-  using Use = std::function<void(std::shared_ptr<postgres_backend::PgConnection>,
-                                 postgres_backend::Reply)>;
+  using Use =
+      std::function<void(std::shared_ptr<postgres_backend::PgConnection>, postgres_backend::Reply)>;
   // The primary connection, connected (again) if needed.
   void with_primary(Use use);
   // A new connection with its stale rows forgotten, closed by close() too. Fails with

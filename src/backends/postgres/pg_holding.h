@@ -18,7 +18,7 @@ struct Hold {
   std::shared_ptr<PgConnection> connection;
   std::int64_t key = 0;
   bool shared = false;
-  std::uint64_t entry = 0;                   // the contender row's number
+  std::uint64_t entry = 0;                  // the contender row's number
   std::optional<std::uint64_t> generation;  // set when held on the primary (its claim)
 };
 

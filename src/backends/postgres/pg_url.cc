@@ -58,8 +58,8 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
           bad_url(url, e.what());
         }
       } else {
-        libpq_query += (libpq_query.empty() ? "?" : "&") + std::string(key) + "=" +
-                       std::string(value);
+        libpq_query +=
+            (libpq_query.empty() ? "?" : "&") + std::string(key) + "=" + std::string(value);
       }
     });
     options.conninfo = "postgresql:" + std::string(rest.substr(0, question)) + libpq_query;
