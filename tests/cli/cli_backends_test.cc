@@ -5,11 +5,13 @@
 #include <signal.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "dlock_process.h"
+#include "pg_server.h"
 #include "zk_server.h"
 
 namespace dlock::test {
@@ -31,6 +33,14 @@ struct ZkCli {
     return "zk://" + ZkServer::shared().connect_string() + chroot + "?session_timeout=2s";
   }
   std::string chroot;
+};
+
+// A database of its own per test on the test process's PostgreSQL server.
+struct PgCli {
+  static constexpr const char* kName = "PostgreSQL";
+  PgCli() : database(unique_database()) { PgServer::shared().create_database(database); }
+  std::string url() const { return PgServer::shared().url(database); }
+  std::string database;
 };
 
 template <class Backend>
@@ -161,6 +171,59 @@ TYPED_TEST(CliBackendsTest, SignalsIgnoredAtStartStayIgnoredWhileWaiting) {
   EXPECT_TRUE(waiter.running()) << "an ignored SIGHUP ended the wait";
   stop_holder(holder);
   EXPECT_EQ(0, waiter.wait(20s).status);
+}
+
+// What holds on every backend, PostgreSQL included (whose lock kinds are not checked, and whose
+// lock passes the moment a killed holder's connection closes: docs/postgres.md).
+template <class Backend>
+class CliLockingTest : public CliBackendsTest<Backend> {};
+using LockingBackends = ::testing::Types<FileCli, ZkCli, PgCli>;
+TYPED_TEST_SUITE(CliLockingTest, LockingBackends, BackendNames);
+
+TYPED_TEST(CliLockingTest, ExclusiveRunsExcludeEachOther) {
+  EXPECT_EQ(3, run(this->dlock({"run", "/jobs/a", "--", "sh", "-c", "exit 3"})).status);
+  auto holder = this->hold("/jobs/a");
+  EXPECT_EQ(1, run(this->dlock({"run", "-n", "/jobs/a", "--", "true"})).status);
+  EXPECT_EQ(5, run(this->dlock({"run", "-w", "300ms", "-E", "5", "/jobs/a", "--", "true"})).status);
+  Process waiter(this->dlock({"run", "/jobs/a", "--", "sh", "-c", "exit 7"}));
+  stop_holder(holder);
+  EXPECT_EQ(7, waiter.wait(5s).status);
+}
+
+TYPED_TEST(CliLockingTest, SharedAndMax) {
+  auto reader = this->hold("/rw", {"-s"});
+  EXPECT_EQ(0, run(this->dlock({"run", "-n", "-s", "/rw", "--", "true"})).status);
+  EXPECT_EQ(1, run(this->dlock({"run", "-n", "/rw", "--", "true"})).status);
+  stop_holder(reader);
+
+  auto first = this->hold("/pool", {"--max", "2"});
+  auto second = this->hold("/pool", {"--max", "2"});
+  EXPECT_EQ(1, run(this->dlock({"run", "-n", "--max", "2", "/pool", "--", "true"})).status);
+  stop_holder(second);
+  EXPECT_EQ(0, run(this->dlock({"run", "-w", "2s", "--max", "2", "/pool", "--", "true"})).status);
+}
+
+TYPED_TEST(CliLockingTest, StatusAndListAsJson) {
+  auto holder = this->hold("/jobs/nightly", {"--label", "report"});
+  Process waiter(this->dlock({"run", "/jobs/nightly", "--", "true"}));
+  const auto status = [&] {
+    const Finished f = run(this->dlock({"status", "--json", "/jobs/nightly"}));
+    EXPECT_EQ(0, f.status) << f.err;
+    return nlohmann::json::parse(f.out);
+  };
+  ASSERT_TRUE(eventually([&] { return status()["waiters"].size() == 1; }));
+  const nlohmann::json s = status();
+  EXPECT_EQ(holder->pid(), s["holders"][0]["pid"]);
+  EXPECT_EQ("report", s["holders"][0]["label"]);
+  EXPECT_GT(s["holders"][0]["token"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(waiter.pid(), s["waiters"][0]["pid"]);
+
+  const Finished listing = run(this->dlock({"list", "--json", "/jobs"}));
+  ASSERT_EQ(0, listing.status) << listing.err;
+  const nlohmann::json locks = nlohmann::json::parse(listing.out);
+  ASSERT_EQ(1u, locks.size());
+  EXPECT_EQ("/jobs/nightly", locks[0]["path"]);
+  EXPECT_EQ(1u, locks[0]["waiters"].size());
 }
 
 }  // namespace

@@ -1,9 +1,7 @@
-// The dlock command on PostgreSQL: exclusion, --shared, --max, status and list, and a lost lock
-// (the holder's server process terminated) stopping the command.
+// The dlock command on PostgreSQL: a lost lock (the holder's server process terminated)
+// stopping the command. Exclusion, --shared, --max, status and list are cli_backends_test.cc's.
 #include <gtest/gtest.h>
 #include <signal.h>
-
-#include <nlohmann/json.hpp>
 
 #include "dlock_process.h"
 #include "pg_server.h"
@@ -21,62 +19,9 @@ class CliPgTest : public ::testing::Test {
     args.insert(args.begin(), {dlock_cli(), "--backend", PgServer::shared().url(database_)});
     return args;
   }
-  std::unique_ptr<Process> hold(const std::string& name, std::vector<std::string> options = {}) {
-    return start_holder([this](std::vector<std::string> args) { return dlock(std::move(args)); },
-                        name, options, dir_.file("held-" + std::to_string(holders_++)));
-  }
-
   std::string database_;
   TempDir dir_;
-  int holders_ = 0;
 };
-
-TEST_F(CliPgTest, ExclusiveRunsExcludeEachOther) {
-  EXPECT_EQ(3, run(dlock({"run", "/jobs/a", "--", "sh", "-c", "exit 3"})).status);
-  auto holder = hold("/jobs/a");
-  EXPECT_EQ(1, run(dlock({"run", "-n", "/jobs/a", "--", "true"})).status);
-  EXPECT_EQ(5, run(dlock({"run", "-w", "300ms", "-E", "5", "/jobs/a", "--", "true"})).status);
-  Process waiter(dlock({"run", "/jobs/a", "--", "sh", "-c", "exit 7"}));
-  stop_holder(holder);
-  EXPECT_EQ(7, waiter.wait(5s).status);
-}
-
-TEST_F(CliPgTest, SharedAndMax) {
-  auto reader = hold("/rw", {"-s"});
-  EXPECT_EQ(0, run(dlock({"run", "-n", "-s", "/rw", "--", "true"})).status);
-  EXPECT_EQ(1, run(dlock({"run", "-n", "/rw", "--", "true"})).status);
-  stop_holder(reader);
-
-  auto first = hold("/pool", {"--max", "2"});
-  auto second = hold("/pool", {"--max", "2"});
-  EXPECT_EQ(1, run(dlock({"run", "-n", "--max", "2", "/pool", "--", "true"})).status);
-  stop_holder(second);
-  EXPECT_EQ(0, run(dlock({"run", "-w", "2s", "--max", "2", "/pool", "--", "true"})).status);
-}
-
-TEST_F(CliPgTest, StatusAndListAsJson) {
-  auto holder = hold("/jobs/nightly", {"--label", "report"});
-  Process waiter(dlock({"run", "/jobs/nightly", "--", "true"}));
-  const auto status = [&] {
-    const Finished f = run(dlock({"status", "--json", "/jobs/nightly"}));
-    EXPECT_EQ(0, f.status) << f.err;
-    return nlohmann::json::parse(f.out);
-  };
-  ASSERT_TRUE(eventually([&] { return status()["waiters"].size() == 1; }));
-  const nlohmann::json s = status();
-  EXPECT_EQ(holder->pid(), s["holders"][0]["pid"]);
-  EXPECT_EQ("report", s["holders"][0]["label"]);
-  EXPECT_GT(s["holders"][0]["token"].get<std::uint64_t>(), 0u);
-  EXPECT_EQ(waiter.pid(), s["waiters"][0]["pid"]);
-
-  const Finished listing = run(dlock({"list", "--json", "/jobs"}));
-  ASSERT_EQ(0, listing.status) << listing.err;
-  const nlohmann::json locks = nlohmann::json::parse(listing.out);
-  ASSERT_EQ(1u, locks.size());
-  EXPECT_EQ("/jobs/nightly", locks[0]["path"]);
-  stop_holder(holder);
-  EXPECT_EQ(0, waiter.wait(5s).status);
-}
 
 // pg_terminate_backend() of the holder's connection: the lock is lost, the command is killed.
 TEST_F(CliPgTest, TerminatingTheHoldersBackendStopsTheCommand) {

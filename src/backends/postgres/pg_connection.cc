@@ -215,22 +215,20 @@ void PgConnection::flush() {
     return close(make_error_code(errc::connection_lost), trimmed(PQerrorMessage(pg(conn_))));
   }
   if (flushed == 0) return;
-  socket_->descriptor.async_wait(
-      asio::posix::descriptor_base::wait_write,
-      [weak = weak_from_this()](const std::error_code& ec) {
-        auto self = weak.lock();
-        if (!self || ec == asio::error::operation_aborted || self->broken_) return;
-        self->flush();
-      });
+  when_ready(asio::posix::descriptor_base::wait_write, &PgConnection::flush);
 }
 
 void PgConnection::wait_readable() {
+  when_ready(asio::posix::descriptor_base::wait_read, &PgConnection::on_readable);
+}
+
+void PgConnection::when_ready(int wait, void (PgConnection::*then)()) {
   socket_->descriptor.async_wait(
-      asio::posix::descriptor_base::wait_read,
-      [weak = weak_from_this()](const std::error_code& ec) {
+      static_cast<asio::posix::descriptor_base::wait_type>(wait),
+      [weak = weak_from_this(), then](const std::error_code& ec) {
         auto self = weak.lock();
         if (!self || ec == asio::error::operation_aborted || self->broken_) return;
-        self->on_readable();
+        ((*self).*then)();
       });
 }
 

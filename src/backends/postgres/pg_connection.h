@@ -85,6 +85,8 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   void start_next();
   void flush();
   void wait_readable();
+  // Calls `then` once the socket is ready for `wait` (an asio wait_type), unless closed by then.
+  void when_ready(int wait, void (PgConnection::*then)());
   void on_readable();
   void beat();
   void finish_current(Reply reply);
