@@ -162,6 +162,38 @@ TEST_F(PostgresTest, HandlesOfOneBackendExcludeEachOther) {
   EXPECT_GT(second.token(), first_token);
 }
 
+TEST_F(PostgresTest, AnotherKindOfLockOnTheNameIsRefused) {
+  const auto code_of = [](auto& handle) {
+    try {
+      handle.try_lock_for(200ms);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return std::error_code();
+  };
+  auto backend = open();
+  Semaphore two(backend, "/kinds", 2);
+  two.lock();
+  Mutex mutex(open(), "/kinds");
+  Semaphore three(open(), "/kinds", 3);
+  EXPECT_EQ(code_of(mutex), errc::lock_mismatch);
+  EXPECT_EQ(code_of(three), errc::lock_mismatch);
+  // A semaphore of the same permits is welcome.
+  Semaphore other_two(open(), "/kinds", 2);
+  EXPECT_TRUE(other_two.try_lock_for(1s));
+  two.unlock();
+  other_two.unlock();
+  // Free again, once the releases (sent in the background) have reached the server.
+  EXPECT_TRUE(eventually([&] {
+    try {
+      return mutex.try_lock();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::lock_mismatch);
+      return false;
+    }
+  }));
+}
+
 TEST_F(PostgresTest, ManyLocksShareOneConnection) {
   auto backend = open();
   std::vector<std::unique_ptr<Mutex>> held;

@@ -9,6 +9,7 @@
 
 #include <dlock/error.h>
 
+#include "core/lock_kind.h"
 #include "lock_dir.h"
 
 namespace dlock::file_backend {
@@ -49,16 +50,12 @@ void write_all(const Fd& fd, const std::string& content, const std::string& path
 }
 
 [[noreturn]] void refuse(const std::string& recorded, std::uint32_t permits) {
-  const bool they_semaphore = recorded.starts_with(kSemaphore);
-  if (they_semaphore && permits != 0) {
-    throw Error(errc::lock_mismatch, "the semaphore has " + recorded.substr(kSemaphore.size()) +
-                                         " permits; this handle asked for " +
-                                         std::to_string(permits));
+  std::uint32_t in_use = 0;
+  if (recorded.starts_with(kSemaphore)) {
+    const std::string_view number = std::string_view(recorded).substr(kSemaphore.size());
+    std::from_chars(number.data(), number.data() + number.size(), in_use);
   }
-  throw Error(
-      errc::lock_mismatch,
-      std::string("in use as a ") + (they_semaphore ? "semaphore, not a mutex or read-write lock"
-                                                    : "mutex or read-write lock, not a semaphore"));
+  throw Error(errc::lock_mismatch, detail::lock_kind_mismatch(in_use, permits));
 }
 
 }  // namespace

@@ -17,4 +17,6 @@ std::string slot_name(std::string_view path, std::uint32_t slot) {
   return std::to_string(slot) + ":" + std::string(path);
 }
 
+std::string kind_name(std::string_view path) { return "kind:" + std::string(path); }
+
 }  // namespace dlock::postgres_backend

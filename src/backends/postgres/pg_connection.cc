@@ -174,13 +174,21 @@ PgConnection::~PgConnection() {
 }
 
 void PgConnection::query(std::string sql, std::vector<Param> params, Done done, bool may_wait) {
+  enqueue({std::move(sql), std::move(params), std::move(done), may_wait, false});
+}
+
+void PgConnection::script(std::string sql, Done done) {
+  enqueue({std::move(sql), {}, std::move(done), false, true});
+}
+
+void PgConnection::enqueue(Pending pending) {
   if (broken_) {
-    executor_->post([done = std::move(done)] {
+    executor_->post([done = std::move(pending.done)] {
       done(Reply::failure(make_error_code(errc::connection_lost), "connection closed"));
     });
     return;
   }
-  queue_.push_back({std::move(sql), std::move(params), std::move(done), may_wait});
+  queue_.push_back(std::move(pending));
   if (!current_) start_next();
 }
 
@@ -202,8 +210,11 @@ void PgConnection::start_next() {
   current_sent_ = Clock::now();
   std::vector<const char*> values;
   for (const Param& param : current_->params) values.push_back(param ? param->c_str() : nullptr);
-  if (!PQsendQueryParams(pg(conn_), current_->sql.c_str(), static_cast<int>(values.size()), nullptr,
-                         values.data(), nullptr, nullptr, 0)) {
+  const int sent = current_->script ? PQsendQuery(pg(conn_), current_->sql.c_str())
+                                    : PQsendQueryParams(pg(conn_), current_->sql.c_str(),
+                                                        static_cast<int>(values.size()), nullptr,
+                                                        values.data(), nullptr, nullptr, 0);
+  if (!sent) {
     return close(make_error_code(errc::connection_lost), trimmed(PQerrorMessage(pg(conn_))));
   }
   flush();
@@ -242,10 +253,11 @@ void PgConnection::on_readable() {
       finish_current(std::move(current_reply_));
       continue;
     }
-    // A statement gives one result; keep the first error if there are several.
+    // A script gives a result per statement: keep the first error, else the last rows.
+    const bool rows = PQresultStatus(result) == PGRES_TUPLES_OK;
     Reply reply = reply_of(result);
     PQclear(result);
-    if (!current_reply_.error) current_reply_ = std::move(reply);
+    if (!current_reply_.error && (reply.error || rows)) current_reply_ = std::move(reply);
   }
   if (!broken_) wait_readable();
 }

@@ -10,6 +10,7 @@
 
 #include "advisory_key.h"
 #include "core/holder_data.h"
+#include "core/lock_kind.h"
 #include "pg_holding.h"
 
 namespace dlock::postgres_backend {
@@ -49,6 +50,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       : site_(std::move(site)),
         core_(site_->core),
         keys_(keys_of(*site_)),
+        kind_key_(advisory_key(kind_name(site_->path))),
+        permits_(site_->spec.role == ContenderSpec::Role::semaphore ? site_->spec.permits : 0),
         shared_(site_->spec.role == ContenderSpec::Role::reader),
         data_(detail::encode_holder_data(site_->label)),
         deadline_(deadline),
@@ -90,16 +93,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const std::optional<std::uint64_t> generation = core_->claim(key, shared_);
     if (!generation) return try_key(std::move(primary), index + 1);
     const std::uint64_t entry = next_entry();
-    const auto& sql = core_->sql;
-    primary->query(
-        shared_ ? sql.try_lock_shared : sql.try_lock,
-        {std::to_string(key), site_->path, data_, std::to_string(entry)},
+    primary->script(
+        core_->sql.try_lock(row(key, entry), shared_),
         [self = shared_from_this(), primary, index, key, entry, generation](Reply reply) {
-          if (reply.error || reply.rows.empty()) {
-            self->core_->unclaim(key, self->shared_, *generation);
-            if (reply.error) return self->finish(failure_of(reply));
-            return self->try_key(primary, index + 1);
-          }
+          const bool taken = !reply.error && !reply.rows.empty() && reply.rows[0][0];
+          if (!taken) self->core_->unclaim(key, self->shared_, *generation);
+          if (reply.error) return self->finish(failure_of(reply));
+          if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
+          if (!taken) return self->try_key(primary, index + 1);
           self->held(Hold{.core = self->core_,
                           .connection = primary,
                           .key = key,
@@ -108,6 +109,24 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                           .generation = generation},
                      reply);
         });
+  }
+
+  // Ends the attempt with lock_mismatch if `other_permits` names a kind in use; false if not.
+  bool refused(const std::optional<std::string>& other_permits) {
+    if (!other_permits) return false;
+    finish(Outcome::failure(errc::lock_mismatch,
+                            detail::lock_kind_mismatch(
+                                static_cast<std::uint32_t>(std::stoul(*other_permits)), permits_)));
+    return true;
+  }
+
+  postgres_backend::ContenderRow row(std::int64_t key, std::uint64_t entry) const {
+    return {.key = key,
+            .kind_key = kind_key_,
+            .path = site_->path,
+            .data = data_,
+            .entry = entry,
+            .permits = permits_};
   }
 
   void held(Hold hold, const Reply& reply) {
@@ -138,10 +157,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void poll_later(const std::shared_ptr<PgConnection>& primary, Clock::time_point now) {
     if (!polling_entry_) {
       polling_entry_ = next_entry();
-      primary->query(core_->sql.add_waiter,
-                     {std::to_string(keys_.front()), site_->path, data_,
-                      std::to_string(*polling_entry_), "true"},
-                     [](Reply) {});
+      primary->script(core_->sql.add_waiter(row(keys_.front(), *polling_entry_), true),
+                      [self = shared_from_this()](Reply reply) {
+                        if (self->finished_) return;
+                        if (reply.error) return self->finish(failure_of(reply));
+                        if (!reply.rows.empty()) self->refused(reply.rows[0][0]);
+                      });
     }
     core_->executor->post_at(std::min(deadline_, now + next_poll_),
                              [self = shared_from_this()] { self->try_on_primary(); });
@@ -151,11 +172,19 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void wait_on(std::shared_ptr<PgConnection> own) {
     own_ = own;
     const std::uint64_t entry = next_entry();
+    own->script(core_->sql.add_waiter(row(keys_.front(), entry), false),
+                [self = shared_from_this(), own, entry](Reply reply) {
+                  if (self->finished_) return;
+                  if (reply.error) return self->finish(failure_of(reply));
+                  if (!reply.rows.empty() && self->refused(reply.rows[0][0])) return;
+                  self->lock_on(own, entry);
+                });
+  }
+
+  // Waits in the server's queue on `own`, the connection of this attempt.
+  void lock_on(const std::shared_ptr<PgConnection>& own, std::uint64_t entry) {
     const std::int64_t key = keys_.front();
     const auto& sql = core_->sql;
-    own->query(sql.add_waiter,
-               {std::to_string(key), site_->path, data_, std::to_string(entry), "false"},
-               [](Reply) {});
     own->query(
         shared_ ? sql.lock_shared : sql.lock, {std::to_string(key), std::to_string(entry)},
         [self = shared_from_this(), own, key, entry](Reply reply) {
@@ -209,6 +238,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   const std::shared_ptr<const Site> site_;
   const std::shared_ptr<postgres::Backend::Impl> core_;
   const std::vector<std::int64_t> keys_;
+  const std::int64_t kind_key_;
+  const std::uint32_t permits_;
   const bool shared_;
   const std::string data_;
   const Clock::time_point deadline_;

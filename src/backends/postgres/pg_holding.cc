@@ -21,14 +21,16 @@ std::shared_ptr<PgHolding> PgHolding::make(Hold hold, std::uint64_t token) {
 void PgHolding::do_release() noexcept {
   hold_.core->executor->post([hold = hold_, watch = watch_] {
     hold.connection->unwatch(watch);
-    if (!hold.generation) {
-      hold.connection->close(make_error_code(errc::session_closed), "released");
-      return;
-    }
     const auto& sql = hold.core->sql;
+    // Unlocking (which forgets the row in the same statement) frees the lock as soon as closing
+    // would, and leaves no row that a kind check could take for a live contender.
     hold.connection->query(hold.shared ? sql.unlock_shared : sql.unlock,
-                           {std::to_string(hold.key), std::to_string(hold.entry)}, [](Reply) {});
-    hold.core->unclaim(hold.key, hold.shared, *hold.generation);
+                           {std::to_string(hold.key), std::to_string(hold.entry)},
+                           [connection = hold.connection, own = !hold.generation](Reply) {
+                             if (own)
+                               connection->close(make_error_code(errc::session_closed), "released");
+                           });
+    if (hold.generation) hold.core->unclaim(hold.key, hold.shared, *hold.generation);
   });
 }
 

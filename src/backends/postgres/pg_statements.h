@@ -9,22 +9,39 @@
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_STATEMENTS_H_
 #define DLOCK_SRC_BACKENDS_POSTGRES_PG_STATEMENTS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace dlock::postgres_backend {
 
+// One contender as the statements name it.
+struct ContenderRow {
+  std::int64_t key = 0;       // the advisory key it takes (or, polling, the first slot's)
+  std::int64_t kind_key = 0;  // serialises the kind checks of one name (kind_name())
+  std::string path;
+  std::string data;  // holder data
+  std::uint64_t entry = 0;
+  std::uint32_t permits = 0;  // a semaphore's, 0 for a mutex or read-write lock
+};
+
 struct Statements {
   // `schema`: empty (the search_path's first), or a name of [A-Za-z0-9_] (checked by the caller).
   explicit Statements(const std::string& schema);
 
+  // Scripts, sent as one simple query (one implicit transaction, one round trip): they take the
+  // name's kind key with pg_advisory_xact_lock first, so that every check of the kinds in use
+  // sees the rows of the checks before it (each statement of a script has a fresh snapshot).
+  //
+  // Tries the lock (shared or not) -> one row: the token (null if busy), and the permits of a
+  // live contender of another kind (null if none: then nothing was tried).
+  std::string try_lock(const ContenderRow& row, bool shared) const;
+  // Records a waiter, unless a live contender of another kind exists -> one row: its permits,
+  // or null (recorded).
+  std::string add_waiter(const ContenderRow& row, bool polling) const;
+
   std::vector<std::string> setup;  // run in order by open(); idempotent
   std::string forget_own_rows;     // first on every connection: rows of an earlier pid's owner
-  // $1 key, $2 path, $3 holder data, $4 entry -> one row (token) if taken, none if busy.
-  std::string try_lock;
-  std::string try_lock_shared;
-  // $1 key, $2 path, $3 holder data, $4 entry, $5 polling: records a waiter.
-  std::string add_waiter;
   // $1 key, $2 entry -> the token, once the server grants the lock (waits in the lock manager).
   std::string lock;
   std::string lock_shared;
@@ -39,6 +56,10 @@ struct Statements {
   std::string status;
   // $1 prefix ("/" for all) -> path.
   std::string list;
+
+ private:
+  std::string fence_;
+  std::string table_;
 };
 
 }  // namespace dlock::postgres_backend
