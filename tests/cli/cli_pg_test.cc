@@ -1,5 +1,6 @@
 // The dlock command on PostgreSQL: a lost lock (the holder's server process terminated)
-// stopping the command. Exclusion, --shared, --max, status and list are cli_backends_test.cc's.
+// stopping the command, and a holder killed with SIGKILL freeing the lock at once. Exclusion,
+// --shared, --max, status and list are cli_backends_test.cc's.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -38,6 +39,20 @@ TEST_F(CliPgTest, TerminatingTheHoldersBackendStopsTheCommand) {
   EXPECT_EQ(75, f.status) << f.err;
   EXPECT_NE(std::string::npos, f.err.find("lost the lock")) << f.err;
   EXPECT_NE(0, kill(child, 0)) << "the command outlived the lock";
+}
+
+// A holder killed with SIGKILL: its connection closes with the process, and the server frees
+// the lock at once (no lease or session timeout to wait out).
+TEST_F(CliPgTest, AHolderKilledWithSigkillFreesTheLockAtOnce) {
+  const std::string ready = dir_.file("ready");
+  Process holder(dlock({"run", "/killed", "-c", "touch " + ready + "; exec sleep 60"}));
+  ASSERT_TRUE(eventually([&] { return file_exists(ready); }));
+  holder.signal_group(SIGKILL);
+  EXPECT_EQ(128 + SIGKILL, holder.wait().status);
+  const auto started = std::chrono::steady_clock::now();
+  const Finished next = run(dlock({"run", "-w", "10s", "/killed", "--", "true"}));
+  EXPECT_EQ(0, next.status) << next.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
 }
 
 }  // namespace
