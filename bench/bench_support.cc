@@ -18,6 +18,8 @@ Args parse_args(int argc, char** argv) {
     const std::string value = argv[i + 1];
     if (flag == "--zk") {
       args.zk = value;
+    } else if (flag == "--backend") {
+      args.backend = value;
     } else if (flag == "--scenario") {
       args.scenario = value;
     } else if (flag == "--clients") {
@@ -36,10 +38,11 @@ Args parse_args(int argc, char** argv) {
       throw std::invalid_argument("unknown option " + flag);
     }
   }
-  if (args.zk.empty() || args.scenario.empty() || args.iterations < 1 || args.clients < 1 ||
-      args.locks < 1 || args.inflight < 1) {
+  if ((args.zk.empty() == args.backend.empty()) || args.scenario.empty() || args.iterations < 1 ||
+      args.clients < 1 || args.locks < 1 || args.inflight < 1) {
     throw std::invalid_argument(
-        "usage: --zk HOST:PORT --scenario NAME --iterations K [--clients N] [--locks M]");
+        "usage: --zk HOST:PORT|--backend URL --scenario NAME --iterations K [--clients N] [--locks "
+        "M]");
   }
   return args;
 }

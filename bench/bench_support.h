@@ -19,12 +19,13 @@ inline constexpr int kExitFailure = 1;
 // The contract's options plus the ones a program adds (each with a default, §1).
 struct Args {
   std::string zk;
+  std::string backend;  // dlock-bench only: a backend URL (postgres://...) instead of --zk
   std::string scenario;
   int clients = 1;
   long iterations = 0;
   int locks = 100;
   int inflight = 128;              // raw-c §7 only
-  std::string strategy = "dlock";  // dlock-bench only: dlock, simple or parent-rw
+  std::string strategy = "dlock";  // dlock-bench only: dlock, simple, parent-rw, pg-table, pg-row
   std::string impl;                // the name reported as "impl"; defaults per program
 };
 // Parses `--name value` pairs in any order; throws std::invalid_argument on anything else.

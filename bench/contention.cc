@@ -99,7 +99,7 @@ JsonLine run_contention(const Args& args, const Strategy& strategy, const std::s
     threads.emplace_back([&, c] {
       try {
         auto& session = sessions[static_cast<std::size_t>(c)];
-        session = strategy.connect(args.zk);
+        session = strategy.connect(args.backend.empty() ? args.zk : args.backend);
         auto warm_lock = session->make_lock(base + "/warm", rw);
         auto lock = session->make_lock(base + "/lock", rw);
         records[static_cast<std::size_t>(c)].reserve(static_cast<std::size_t>(iterations));

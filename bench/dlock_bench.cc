@@ -1,7 +1,8 @@
 // dlock-bench: dlock under the lock benchmark contract (docs/benchmarks.md, "Method").
 //
-//   dlock-bench --zk HOST:PORT --scenario uncontended|contended|many-locks|rw
-//               --iterations K [--clients N] [--locks M] [--strategy dlock|simple|parent-rw]
+//   dlock-bench --zk HOST:PORT | --backend URL --scenario uncontended|contended|many-locks|rw
+//               --iterations K [--clients N] [--locks M]
+//               [--strategy dlock|simple|parent-rw|pg-table|pg-row]
 //
 // --strategy swaps dlock for one of the seeds' weaker designs (see strategies.h), so that their
 // herd effect is measured with the same scenarios and checks. Prints one JSON line on stdout.
@@ -34,6 +35,12 @@ int run(bench::Args& args) {
     strategy = bench::simple_strategy();
   } else if (args.strategy == "parent-rw") {
     strategy = bench::parent_rw_strategy();
+#ifdef DLOCK_BENCH_WITH_POSTGRES
+  } else if (args.strategy == "pg-table") {
+    strategy = bench::pg_table_strategy();
+  } else if (args.strategy == "pg-row") {
+    strategy = bench::pg_row_strategy();
+#endif
   } else {
     return bench::report_error(args, "unknown strategy " + args.strategy);
   }

@@ -20,16 +20,18 @@ namespace bench {
 
 namespace {
 
-std::shared_ptr<dlock::zk::Session> connect_session(const std::string& zk) {
+// A backend URL (--backend) through dlock::open, else a ZooKeeper HOST:PORT (--zk).
+std::shared_ptr<dlock::Backend> connect_session(const std::string& where) {
+  if (where.find("://") != std::string::npos) return dlock::open(where);
   return dlock::zk::Session::connect(
-      {.hosts = zk, .session_timeout = std::chrono::seconds(30)});  // §1
+      {.hosts = where, .session_timeout = std::chrono::seconds(30)});  // §1
 }
 
 // dlock::Mutex (or SharedMutex) behind the benchmark's lock interface.
 template <class Handle>
 class DlockLock : public BenchLock {
  public:
-  DlockLock(std::shared_ptr<dlock::zk::Session> session, const std::string& path)
+  DlockLock(std::shared_ptr<dlock::Backend> session, const std::string& path)
       : handle_(std::move(session), path) {}
   void lock() override { handle_.lock(); }
   void unlock() override { handle_.unlock(); }
@@ -62,12 +64,13 @@ class DlockClient : public BenchClient {
     throw std::logic_error("dlock::SharedMutex is not available in this build");
 #endif
   }
-  // unlock() sends the delete without waiting. ZooKeeper answers one session's requests in
-  // order, so a read answered after it proves every earlier delete was applied.
+  // unlock() sends the delete (or pg_advisory_unlock) without waiting. ZooKeeper answers one
+  // session's requests in order, as PostgreSQL does one connection's, so a read answered after
+  // it proves every earlier release was applied.
   void settle() override { session_->status(settle_path_); }
 
  private:
-  std::shared_ptr<dlock::zk::Session> session_;
+  std::shared_ptr<dlock::Backend> session_;
   std::string settle_path_;
 };
 
@@ -109,7 +112,7 @@ JsonLine run_many_locks_dlock(const Args& args, const std::string& base) {
   const long locks = args.locks;
   const long rounds = (args.iterations + locks - 1) / locks;
   const long warm_rounds = (warmup_count(args.iterations) + locks - 1) / locks;
-  auto session = connect_session(args.zk);
+  auto session = connect_session(args.backend.empty() ? args.zk : args.backend);
   // All 2M handles exist before the start signal (§1).
   std::vector<std::unique_ptr<dlock::Mutex>> warm, measured;
   for (long i = 0; i < locks; ++i) {

@@ -52,7 +52,9 @@ TEST_F(CliPgTest, AHolderKilledWithSigkillFreesTheLockAtOnce) {
   const auto started = std::chrono::steady_clock::now();
   const Finished next = run(dlock({"run", "-w", "10s", "/killed", "--", "true"}));
   EXPECT_EQ(0, next.status) << next.err;
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  // The new dlock's own start (a connection, SCRAM) takes most of it on a loaded machine; a
+  // lock freed only when TCP keepalives noticed the dead client would take over 10 s.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
 }
 
 }  // namespace

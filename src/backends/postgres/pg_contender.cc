@@ -143,15 +143,15 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     deadline_timer_ = core_->executor->post_at(deadline_, [weak = weak_from_this()] {
       if (auto self = weak.lock()) self->interrupt(errc::timed_out);
     });
-    core_->open_connection(
-        deadline_, [self = shared_from_this()](std::shared_ptr<PgConnection> own, Reply reply) {
-          if (self->finished_) {
-            if (own) own->close(make_error_code(errc::cancelled), "the attempt ended");
-            return;
-          }
-          if (!own) return self->finish(failure_of(reply));
-          self->wait_on(std::move(own));
-        });
+    core_->borrow(deadline_,
+                  [self = shared_from_this()](std::shared_ptr<PgConnection> own, Reply reply) {
+                    if (self->finished_) {
+                      if (own) self->core_->give_back(std::move(own));  // unused: it holds nothing
+                      return;
+                    }
+                    if (!own) return self->finish(failure_of(reply));
+                    self->wait_on(std::move(own));
+                  });
   }
 
   void poll_later(const std::shared_ptr<PgConnection>& primary, Clock::time_point now) {

@@ -62,6 +62,26 @@ void Backend::Impl::open_connection(Clock::time_point deadline, Use use) {
       });
 }
 
+// Idle connections kept for waiters; more are closed when given back.
+constexpr std::size_t kMostIdle = 8;
+
+void Backend::Impl::borrow(Clock::time_point deadline, Use use) {
+  while (!idle_.empty()) {
+    std::shared_ptr<PgConnection> connection = std::move(idle_.back());
+    idle_.pop_back();
+    if (!connection->broken()) return use(std::move(connection), {});
+  }
+  open_connection(deadline, std::move(use));
+}
+
+void Backend::Impl::give_back(std::shared_ptr<PgConnection> connection) {
+  if (connection->broken()) return;
+  if (closed_ || idle_.size() >= kMostIdle) {
+    return connection->close(make_error_code(errc::session_closed), "released");
+  }
+  idle_.push_back(std::move(connection));
+}
+
 std::optional<std::uint64_t> Backend::Impl::claim(std::int64_t key, bool shared) {
   Tally& tally = tally_[key];
   if (tally.exclusive || (!shared && tally.shared > 0)) return std::nullopt;
@@ -93,6 +113,7 @@ void Backend::Impl::close() {
     }
   }
   connections_.clear();
+  idle_.clear();
   primary_.reset();
 }
 

@@ -22,14 +22,19 @@ void PgHolding::do_release() noexcept {
   hold_.core->executor->post([hold = hold_, watch = watch_] {
     hold.connection->unwatch(watch);
     const auto& sql = hold.core->sql;
-    // Unlocking (which forgets the row in the same statement) frees the lock as soon as closing
-    // would, and leaves no row that a kind check could take for a live contender.
-    hold.connection->query(hold.shared ? sql.unlock_shared : sql.unlock,
-                           {std::to_string(hold.key), std::to_string(hold.entry)},
-                           [connection = hold.connection, own = !hold.generation](Reply) {
-                             if (own)
-                               connection->close(make_error_code(errc::session_closed), "released");
-                           });
+    // Unlocking forgets the row in the same statement, so no kind check takes it for a live
+    // contender. A connection of its own goes back to the waiters' pool once it holds nothing
+    // (pg_advisory_unlock said true), else it is closed, which frees whatever it held.
+    hold.connection->query(
+        hold.shared ? sql.unlock_shared : sql.unlock,
+        {std::to_string(hold.key), std::to_string(hold.entry)},
+        [core = hold.core, connection = hold.connection, own = !hold.generation](Reply reply) {
+          if (!own) return;
+          if (!reply.error && !reply.rows.empty() && reply.rows[0][0] == "t") {
+            return core->give_back(connection);
+          }
+          connection->close(make_error_code(errc::session_closed), "released");
+        });
     if (hold.generation) hold.core->unclaim(hold.key, hold.shared, *hold.generation);
   });
 }

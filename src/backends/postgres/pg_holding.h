@@ -1,5 +1,6 @@
 // A lock held by a PostgreSQL connection: on the primary (released with pg_advisory_unlock, the
-// connection kept) or on a connection of its own (unlocked, then closed). lost() fires when that
+// connection kept) or on a connection of its own (unlocked, then given back to the waiters'
+// pool). lost() fires when that
 // connection breaks or misses its heartbeat.
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_HOLDING_H_
 #define DLOCK_SRC_BACKENDS_POSTGRES_PG_HOLDING_H_
