@@ -299,6 +299,35 @@ TEST_F(PostgresTest, SslModeRequireUsesTls) {
   EXPECT_EQ(psql("SELECT ssl FROM pg_stat_ssl WHERE pid = " + pid), "t");
 }
 
+TEST_F(PostgresTest, SslModeVerifyFullChecksTheServersCertificate) {
+  if (!server().controllable()) GTEST_SKIP() << "the certificate of an external server is unknown";
+  Mutex verified(dlock::open(url() + "?sslmode=verify-full&sslrootcert=" + server().certificate()),
+                 "/tls");
+  verified.lock();
+  // A root that did not sign the server's certificate: the connection is refused.
+  try {
+    dlock::open(url() + "?sslmode=verify-full&sslrootcert=/etc/ssl/certs/ca-certificates.crt", 5s);
+    ADD_FAILURE() << "a certificate no root signed was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+  }
+}
+
+TEST_F(PostgresTest, AServerThatDoesNotAnswerFailsWithinTheConnectTimeout) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::none);
+  proxy.blackhole();
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    dlock::open(
+        "postgres://postgres:secret@127.0.0.1:" + std::to_string(proxy.port()) + "/" + database_,
+        1s);
+    ADD_FAILURE() << "a silent server was taken for a connection";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+}
+
 TEST_F(PostgresTest, TokensGrowAcrossClientsAndLocks) {
   std::uint64_t last = 0;
   for (const char* path : {"/t/a", "/t/b", "/t/a"}) {

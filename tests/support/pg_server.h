@@ -28,6 +28,10 @@ class PgServer {
   // std::runtime_error if psql fails.
   std::string psql(const std::string& sql, const std::string& database = "postgres") const;
 
+  // The server's self-signed TLS certificate (CN localhost, IP 127.0.0.1), for sslrootcert=.
+  // Empty for an external server.
+  std::string certificate() const { return external_ ? "" : dir_ + "/data/server.crt"; }
+
   // False for an external server (DLOCK_TEST_PG), which cannot be stopped.
   bool controllable() const { return !external_; }
   // Stops the server (fast shutdown: every session is ended) and starts it again on the same

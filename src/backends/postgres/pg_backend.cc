@@ -74,6 +74,10 @@ std::shared_ptr<Backend> Backend::open(Options options) {
       query_primary(*impl, statement, {}, deadline, options.stop);
     } catch (const Error& e) {
       backend->close();
+      // What open() promises for a server that does not answer in time, connected or not.
+      if (e.code() == errc::timed_out) {
+        throw Error(errc::connect_failed, "no answer from PostgreSQL within the connect timeout");
+      }
       throw;
     }
   }
