@@ -74,7 +74,8 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
   // ones in the order they started waiting. list() names the paths dlock's contenders hold or
   // wait for now. Both throw dlock::Error: invalid_path, timed_out, session_closed,
   // connection_lost, connect_failed, permission_denied, backend_failure. make_contender() throws
-  // invalid_path.
+  // invalid_path; an acquisition fails with lock_mismatch where a live dlock contender uses the
+  // name as another kind of lock (or a semaphore of other permits).
   std::string_view scheme() const noexcept override { return "postgres"; }
   LockStatus status(std::string_view path, Clock::time_point deadline) override;
   using dlock::Backend::status;
