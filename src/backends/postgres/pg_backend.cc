@@ -71,7 +71,14 @@ std::shared_ptr<Backend> Backend::open(Options options) {
   const auto deadline = Clock::now() + options.connect_timeout;
   for (const std::string& statement : impl->sql.setup) {
     try {
-      query_primary(*impl, statement, {}, deadline, options.stop);
+      try {
+        query_primary(*impl, statement, {}, deadline, options.stop);
+      } catch (const Error& e) {
+        // "IF NOT EXISTS" races with another client creating the same object at the same
+        // moment (a unique violation in the catalog): the second time, it exists.
+        if (e.code() != errc::backend_failure) throw;
+        query_primary(*impl, statement, {}, deadline, options.stop);
+      }
     } catch (const Error& e) {
       backend->close();
       // What open() promises for a server that does not answer in time, connected or not.

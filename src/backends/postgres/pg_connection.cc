@@ -174,11 +174,7 @@ PgConnection::~PgConnection() {
 }
 
 void PgConnection::query(std::string sql, std::vector<Param> params, Done done, bool may_wait) {
-  enqueue({std::move(sql), std::move(params), std::move(done), may_wait, false});
-}
-
-void PgConnection::script(std::string sql, Done done) {
-  enqueue({std::move(sql), {}, std::move(done), false, true});
+  enqueue({std::move(sql), std::move(params), std::move(done), may_wait});
 }
 
 void PgConnection::enqueue(Pending pending) {
@@ -210,10 +206,9 @@ void PgConnection::start_next() {
   current_sent_ = Clock::now();
   std::vector<const char*> values;
   for (const Param& param : current_->params) values.push_back(param ? param->c_str() : nullptr);
-  const int sent = current_->script ? PQsendQuery(pg(conn_), current_->sql.c_str())
-                                    : PQsendQueryParams(pg(conn_), current_->sql.c_str(),
-                                                        static_cast<int>(values.size()), nullptr,
-                                                        values.data(), nullptr, nullptr, 0);
+  const int sent =
+      PQsendQueryParams(pg(conn_), current_->sql.c_str(), static_cast<int>(values.size()), nullptr,
+                        values.data(), nullptr, nullptr, 0);
   if (!sent) {
     return close(make_error_code(errc::connection_lost), trimmed(PQerrorMessage(pg(conn_))));
   }
@@ -253,11 +248,10 @@ void PgConnection::on_readable() {
       finish_current(std::move(current_reply_));
       continue;
     }
-    // A script gives a result per statement: keep the first error, else the last rows.
-    const bool rows = PQresultStatus(result) == PGRES_TUPLES_OK;
+    // One statement gives one result; keep the first error if there are more.
     Reply reply = reply_of(result);
     PQclear(result);
-    if (!current_reply_.error && (reply.error || rows)) current_reply_ = std::move(reply);
+    if (!current_reply_.error) current_reply_ = std::move(reply);
   }
   if (!broken_) wait_readable();
 }

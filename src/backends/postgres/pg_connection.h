@@ -57,10 +57,6 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   // Queues one statement; `done` runs on the executor once it ended (never from inside this
   // call). A query that `may_wait` (a lock wait) is exempt from the heartbeat's deadline.
   void query(std::string sql, std::vector<Param> params, Done done, bool may_wait = false);
-  // Queues several statements in one string, sent as one simple query: one round trip, one
-  // implicit transaction. `done` gets the rows of the last statement that returned rows, or
-  // the first error (the statements after it did not run, and the transaction rolled back).
-  void script(std::string sql, Done done);
 
   // The server process serving this connection (pg_backend_pid()).
   int backend_pid() const noexcept { return backend_pid_; }
@@ -81,7 +77,6 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
     std::vector<Param> params;
     Done done;
     bool may_wait;
-    bool script;
   };
   struct Connecting;
 

@@ -93,8 +93,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const std::optional<std::uint64_t> generation = core_->claim(key, shared_);
     if (!generation) return try_key(std::move(primary), index + 1);
     const std::uint64_t entry = next_entry();
-    primary->script(
-        core_->sql.try_lock(row(key, entry), shared_),
+    primary->query(
+        core_->sql.contend, contend_params(key, entry, /*waiter=*/false, /*polling=*/false),
         [self = shared_from_this(), primary, index, key, entry, generation](Reply reply) {
           const bool taken = !reply.error && !reply.rows.empty() && reply.rows[0][0];
           if (!taken) self->core_->unclaim(key, self->shared_, *generation);
@@ -120,13 +120,18 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     return true;
   }
 
-  postgres_backend::ContenderRow row(std::int64_t key, std::uint64_t entry) const {
-    return {.key = key,
-            .kind_key = kind_key_,
-            .path = site_->path,
-            .data = data_,
-            .entry = entry,
-            .permits = permits_};
+  // The parameters of Statements::contend.
+  std::vector<postgres_backend::Param> contend_params(std::int64_t key, std::uint64_t entry,
+                                                      bool waiter, bool polling) const {
+    return {std::to_string(key),
+            std::to_string(kind_key_),
+            site_->path,
+            data_,
+            std::to_string(entry),
+            std::to_string(permits_),
+            shared_ ? "true" : "false",
+            waiter ? "true" : "false",
+            polling ? "true" : "false"};
   }
 
   void held(Hold hold, const Reply& reply) {
@@ -157,12 +162,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void poll_later(const std::shared_ptr<PgConnection>& primary, Clock::time_point now) {
     if (!polling_entry_) {
       polling_entry_ = next_entry();
-      primary->script(core_->sql.add_waiter(row(keys_.front(), *polling_entry_), true),
-                      [self = shared_from_this()](Reply reply) {
-                        if (self->finished_) return;
-                        if (reply.error) return self->finish(failure_of(reply));
-                        if (!reply.rows.empty()) self->refused(reply.rows[0][0]);
-                      });
+      primary->query(core_->sql.contend,
+                     contend_params(keys_.front(), *polling_entry_, /*waiter=*/true,
+                                    /*polling=*/true),
+                     [self = shared_from_this()](Reply reply) {
+                       if (self->finished_) return;
+                       if (reply.error) return self->finish(failure_of(reply));
+                       if (!reply.rows.empty()) self->refused(reply.rows[0][1]);
+                     });
     }
     core_->executor->post_at(std::min(deadline_, now + next_poll_),
                              [self = shared_from_this()] { self->try_on_primary(); });
@@ -172,13 +179,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void wait_on(std::shared_ptr<PgConnection> own) {
     own_ = own;
     const std::uint64_t entry = next_entry();
-    own->script(core_->sql.add_waiter(row(keys_.front(), entry), false),
-                [self = shared_from_this(), own, entry](Reply reply) {
-                  if (self->finished_) return;
-                  if (reply.error) return self->finish(failure_of(reply));
-                  if (!reply.rows.empty() && self->refused(reply.rows[0][0])) return;
-                  self->lock_on(own, entry);
-                });
+    own->query(core_->sql.contend,
+               contend_params(keys_.front(), entry, /*waiter=*/true, /*polling=*/false),
+               [self = shared_from_this(), own, entry](Reply reply) {
+                 if (self->finished_) return;
+                 if (reply.error) return self->finish(failure_of(reply));
+                 if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
+                 self->lock_on(own, entry);
+               });
   }
 
   // Waits in the server's queue on `own`, the connection of this attempt.

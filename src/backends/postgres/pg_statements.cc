@@ -4,27 +4,6 @@ namespace dlock::postgres_backend {
 
 namespace {
 
-// `text` as an escape-string literal, read alike whatever standard_conforming_strings says.
-std::string literal(const std::string& text) {
-  std::string quoted = "E'";
-  for (char c : text) {
-    if (c == '\\' || c == '\'') quoted += c;
-    quoted += c;
-  }
-  return quoted + "'";
-}
-
-// The permits of a live contender of `path` of another kind than `permits`, as a subquery.
-std::string other_kind(const std::string& table, const ContenderRow& row) {
-  return "SELECT c.permits FROM " + table + " c WHERE c.path = " + literal(row.path) +
-         " AND c.permits <> " + std::to_string(row.permits) +
-         " AND c.pid IN (SELECT pid FROM pg_stat_activity) LIMIT 1";
-}
-
-std::string take_kind_key(const ContenderRow& row) {
-  return "SELECT pg_advisory_xact_lock(" + std::to_string(row.kind_key) + "); ";
-}
-
 // The key of an advisory lock taken with one bigint, rebuilt from pg_locks' two oids.
 constexpr const char* kLockKey = "((l.classid::bigint << 32) | l.objid::bigint)";
 
@@ -47,10 +26,8 @@ std::string unlock_with(const std::string& function, const std::string& table) {
 
 Statements::Statements(const std::string& schema) {
   const std::string prefix = schema.empty() ? "" : "\"" + schema + "\".";
-  fence_ = prefix + "dlock_fence";
-  table_ = prefix + "dlock_contenders";
-  const std::string& fence = fence_;
-  const std::string& table = table_;
+  const std::string fence = prefix + "dlock_fence";
+  const std::string table = prefix + "dlock_contenders";
   if (!schema.empty()) setup.push_back("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"");
   setup.push_back("CREATE SEQUENCE IF NOT EXISTS " + fence);
   setup.push_back("CREATE TABLE IF NOT EXISTS " + table +
@@ -58,7 +35,32 @@ Statements::Statements(const std::string& schema) {
                   "NOT NULL, token bigint, polling boolean NOT NULL DEFAULT false, data text NOT "
                   "NULL, permits integer NOT NULL DEFAULT 0, since timestamptz NOT NULL DEFAULT "
                   "clock_timestamp())");
+  // Each statement of a VOLATILE function takes a fresh snapshot (read committed): the check
+  // after pg_advisory_xact_lock sees every row committed by the checks before it.
+  const std::string contend_function = prefix + "dlock_contend_v1";
+  const std::string signature =
+      contend_function + "(bigint, bigint, text, text, bigint, integer, boolean, boolean, boolean)";
+  setup.push_back(
+      "DO $do$ BEGIN IF to_regprocedure('" + signature + "') IS NULL THEN CREATE FUNCTION " +
+      contend_function +
+      "(k bigint, kind bigint, p text, d text, e bigint, n integer, is_shared boolean, "
+      "is_waiter boolean, is_polling boolean, OUT got_token bigint, OUT other_permits integer) "
+      "LANGUAGE plpgsql VOLATILE AS $f$ BEGIN PERFORM pg_advisory_xact_lock(kind); SELECT "
+      "c.permits INTO other_permits FROM " +
+      table +
+      " c WHERE c.path = p AND c.permits <> n AND c.pid IN (SELECT pid FROM pg_stat_activity) "
+      "LIMIT 1; IF other_permits IS NOT NULL THEN RETURN; END IF; IF is_waiter THEN INSERT INTO " +
+      table +
+      " (pid, entry, key, path, data, permits, polling) VALUES (pg_backend_pid(), e, k, p, d, n, "
+      "is_polling); RETURN; END IF; IF (is_shared AND pg_try_advisory_lock_shared(k)) OR (NOT "
+      "is_shared AND pg_try_advisory_lock(k)) THEN got_token := nextval('" +
+      fence + "'); INSERT INTO " + table +
+      " (pid, entry, key, path, token, data, permits) VALUES (pg_backend_pid(), e, k, p, "
+      "got_token, d, n); END IF; END $f$; END IF; END $do$");
   setup.push_back("DELETE FROM " + table + " WHERE pid NOT IN (SELECT pid FROM pg_stat_activity)");
+  contend = "SELECT got_token, other_permits FROM " + contend_function +
+            "($1::bigint, $2::bigint, $3, $4, $5::bigint, $6::integer, $7::boolean, $8::boolean, "
+            "$9::boolean)";
   forget_own_rows = "DELETE FROM " + table + " WHERE pid = pg_backend_pid()";
   lock = lock_with("pg_advisory_lock", fence, table);
   lock_shared = lock_with("pg_advisory_lock_shared", fence, table);
@@ -83,29 +85,6 @@ Statements::Statements(const std::string& schema) {
          "l.objsubid = 1 AND " +
          std::string(kLockKey) +
          " = r.key) OR (r.polling AND r.pid IN (SELECT pid FROM pg_stat_activity))) ORDER BY 1";
-}
-
-std::string Statements::try_lock(const ContenderRow& row, bool shared) const {
-  const std::string key = std::to_string(row.key);
-  return take_kind_key(row) + "WITH o AS MATERIALIZED (" + other_kind(table_, row) +
-         "), l AS MATERIALIZED (SELECT " +
-         (shared ? "pg_try_advisory_lock_shared(" : "pg_try_advisory_lock(") + key +
-         ") AS got WHERE NOT EXISTS (SELECT 1 FROM o)), t AS MATERIALIZED (SELECT nextval('" +
-         fence_ + "') AS token FROM l WHERE got), r AS (INSERT INTO " + table_ +
-         " (pid, entry, key, path, token, data, permits) SELECT pg_backend_pid(), " +
-         std::to_string(row.entry) + ", " + key + ", " + literal(row.path) + ", token, " +
-         literal(row.data) + ", " + std::to_string(row.permits) +
-         " FROM t) SELECT (SELECT token FROM t), (SELECT permits FROM o)";
-}
-
-std::string Statements::add_waiter(const ContenderRow& row, bool polling) const {
-  return take_kind_key(row) + "WITH o AS MATERIALIZED (" + other_kind(table_, row) +
-         "), r AS (INSERT INTO " + table_ +
-         " (pid, entry, key, path, data, permits, polling) SELECT pg_backend_pid(), " +
-         std::to_string(row.entry) + ", " + std::to_string(row.key) + ", " + literal(row.path) +
-         ", " + literal(row.data) + ", " + std::to_string(row.permits) + ", " +
-         (polling ? "true" : "false") +
-         " WHERE NOT EXISTS (SELECT 1 FROM o)) SELECT (SELECT permits FROM o)";
 }
 
 }  // namespace dlock::postgres_backend
