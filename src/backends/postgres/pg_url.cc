@@ -47,17 +47,22 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     if (open_options.password && authority.find('@') == std::string_view::npos) {
       bad_url(url, "a password was given but the URL names no user (postgres://user@host/db)");
     }
+    const auto duration_of = [&](std::string_view value) {
+      try {
+        return parse_duration(percent_decode(url, value));
+      } catch (const Error& e) {
+        bad_url(url, e.what());
+      }
+    };
     std::string libpq_query;
     for_each_query_option(url, query, [&](std::string_view key, std::string_view value) {
       if (key == "schema") {
         options.schema = percent_decode(url, value);
       } else if (key == "heartbeat") {
-        try {
-          options.heartbeat = parse_duration(percent_decode(url, value));
-        } catch (const Error& e) {
-          bad_url(url, e.what());
-        }
+        options.heartbeat = duration_of(value);
       } else {
+        // libpq leaves connect_timeout to callers of PQconnectPoll: dlock keeps it.
+        if (key == "connect_timeout") options.connect_timeout = duration_of(value);
         libpq_query +=
             (libpq_query.empty() ? "?" : "&") + std::string(key) + "=" + std::string(value);
       }
