@@ -81,6 +81,17 @@ TEST_F(PostgresTest, OpensEveryUrlForm) {
   }
 }
 
+TEST_F(PostgresTest, ASchemaNamedInTheUrlHoldsDlocksObjects) {
+  auto backend = dlock::open(url() + "?schema=Locks_Here");
+  Semaphore semaphore(backend, "/schema", 2);
+  semaphore.lock();
+  EXPECT_EQ(backend->status("/schema").holders.size(), 1u);
+  EXPECT_EQ(psql("SELECT count(*) FROM \"Locks_Here\".dlock_contenders"), "1");
+  EXPECT_EQ(psql("SELECT count(*) FROM pg_proc WHERE proname = 'dlock_contend_v1' AND "
+                 "pronamespace = '\"Locks_Here\"'::regnamespace"),
+            "1");
+}
+
 TEST_F(PostgresTest, BadInputFailsClearly) {
   const std::string address = "127.0.0.1:" + std::to_string(server().port());
   const auto code_of = [](const std::string& url) {
