@@ -25,7 +25,8 @@ struct Args {
   long iterations = 0;
   int locks = 100;
   int inflight = 128;              // raw-c §7 only
-  std::string strategy = "dlock";  // dlock-bench only: dlock, simple, parent-rw or seed-redis
+  std::string strategy = "dlock";  // dlock-bench only: dlock, simple, parent-rw, seed-redis,
+                                   // pg-table or pg-row
   std::string impl;                // the name reported as "impl"; defaults per program
 
   // Where the clients connect: the backend URL if given, else the ZooKeeper address.

@@ -39,7 +39,8 @@ class BenchClient {
 struct Strategy {
   bool async_release = false;
   bool read_write = false;  // offers the rw scenario
-  std::function<std::unique_ptr<BenchClient>(const std::string& zk)> connect;
+  // Connects one client to `where`: --zk's HOST:PORT, or --backend's URL.
+  std::function<std::unique_ptr<BenchClient>(const std::string& where)> connect;
 };
 
 // Runs `uncontended`, `contended` or `rw` with the clients on threads, under `base` (the

@@ -2,7 +2,7 @@
 //
 //   dlock-bench --zk HOST:PORT|--backend URL --scenario uncontended|contended|many-locks|rw
 //               --iterations K [--clients N] [--locks M]
-//               [--strategy dlock|simple|parent-rw|seed-redis]
+//               [--strategy dlock|simple|parent-rw|seed-redis|pg-table|pg-row]
 //
 // --strategy swaps dlock for one of the seeds' weaker designs (see strategies.h), so that their
 // herd effect is measured with the same scenarios and checks. Prints one JSON line on stdout.
@@ -42,6 +42,12 @@ int run(bench::Args& args) {
 #if DLOCK_BENCH_WITH_REDIS
   } else if (args.strategy == "seed-redis") {
     strategy = bench::seed_redis_strategy();
+#endif
+#ifdef DLOCK_BENCH_WITH_POSTGRES
+  } else if (args.strategy == "pg-table") {
+    strategy = bench::pg_table_strategy();
+  } else if (args.strategy == "pg-row") {
+    strategy = bench::pg_row_strategy();
 #endif
   } else {
     return bench::report_error(args, "unknown strategy " + args.strategy);

@@ -25,6 +25,12 @@ Strategy parent_rw_strategy();
 // Lua compare-and-delete release (strategy_seed_redis.cc). Only with DLOCK_WITH_REDIS.
 Strategy seed_redis_strategy();
 
+// The seed's database locks on PostgreSQL (--backend postgres://...; strategy_pg_seeds.cc):
+// the unique-key lock table with a 10 ms retry loop, and SELECT ... FOR UPDATE in an open
+// transaction. Built with DLOCK_WITH_POSTGRES.
+Strategy pg_table_strategy();
+Strategy pg_row_strategy();
+
 }  // namespace bench
 
 #endif  // DLOCK_BENCH_STRATEGIES_H_

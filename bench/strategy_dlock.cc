@@ -64,8 +64,9 @@ class DlockClient : public BenchClient {
     throw std::logic_error("dlock::SharedMutex is not available in this build");
 #endif
   }
-  // unlock() sends the delete without waiting. ZooKeeper answers one session's requests in
-  // order, so a read answered after it proves every earlier delete was applied.
+  // unlock() sends the delete (or pg_advisory_unlock) without waiting. ZooKeeper answers one
+  // session's requests in order, as PostgreSQL does one connection's, so a read answered after
+  // it proves every earlier release was applied.
   void settle() override { session_->status(settle_path_); }
 
  private:

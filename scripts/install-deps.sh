@@ -18,6 +18,9 @@ readonly REQUIRED_PACKAGES=(
   libhiredis-dev libssl-dev redis-server redis-tools python3-redis openssl
   # Interop tests (tests/interop): Curator's jars and javac for CuratorWorker.java, kazoo.
   libcurator-recipes-java libslf4j-java default-jdk-headless python3-kazoo
+  # The PostgreSQL backend: libpq, and libcrypto for the advisory keys' MD5; its tests start a
+  # throwaway server (postgresql, with psql) and make its TLS certificate with openssl.
+  libpq-dev libssl-dev postgresql openssl
   # The link checker of the docs (tests/docs/check-links.py), standard library only.
   python3
   # The Debian package (scripts/package-deb.sh, tests/install/check-deb.sh): dpkg-shlibdeps

@@ -11,6 +11,7 @@
 #include <dlock/multi_lock.h>
 #include <dlock/mutex.h>
 #include <dlock/open.h>
+#include <dlock/postgres.h>
 #include <dlock/semaphore.h>
 #include <dlock/shared_mutex.h>
 #include <dlock/version.h>

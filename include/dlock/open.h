@@ -34,17 +34,23 @@ namespace dlock {
 //       of `ttl` (default 10s, at least 100ms) renewed while held. ":password@" alone
 //       authenticates the default user. rediss:// is TLS, the server's certificate checked
 //       against the system's store or the PEM file FILE.
-//   postgres://...         recognised, but this backend is not built yet
+//   postgres://[user[:password]@][host][:port][/dbname][?param=value&...]   (or postgresql://)
+//   postgres:[key=value ...]
+//       a postgres::Backend (postgres.h): a libpq URI, or a libpq key=value string, or nothing
+//       (libpq's PG* variables). libpq reads every parameter but schema= and heartbeat=
+//       (sslmode=, connect_timeout=, ...). Connected before open() returns.
 //
 // User, password, chroot, directory and option values are percent-decoded ("%40" is '@', "%2F"
 // is '/'), so that any password can be written. Messages that quote a URL hide its password.
 //
 // Throws dlock::Error:
 //   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it);
-//   not_supported     postgres:// (not built yet), or a backend left out of this build;
+//   not_supported     a backend left out of this build;
 //   connect_failed, auth_failed, cancelled   zk:// as zk::Session::connect(); redis:// when
 //                     no server answers in time (or its certificate is not trusted), when it
 //                     refuses the password, when `stop` fires;
+//   connect_failed, auth_failed, permission_denied, cancelled   postgres:// as
+//                     postgres::Backend::open();
 //   permission_denied, backend_failure    file: as file::Backend::open().
 DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url);
 

@@ -122,7 +122,8 @@ TEST_F(CliTest, BadInputHasItsOwnStatusAndMessage) {
   EXPECT_EQ(78, with_backend("nonsense").status);
   EXPECT_EQ(78, with_backend("zk://").status);
   EXPECT_EQ(78, with_backend("gopher://host/x").status);
-  EXPECT_EQ(78, with_backend("postgres://127.0.0.1:5432/db").status);
+  EXPECT_EQ(78, with_backend("mysql://127.0.0.1:3306/db").status);
+  EXPECT_EQ(78, with_backend("postgres://127.0.0.1:5432/db?heartbeat=soon").status);
   EXPECT_EQ(78, with_backend("redis://127.0.0.1:6379?ttl=1ms").status);
   EXPECT_EQ(78, with_backend("zk://127.0.0.1:2181?session_timeout=soon").status);
   // A port nobody listens on: unavailable, within the wait.

@@ -1,10 +1,10 @@
-// The dlock command on ZooKeeper: exclusion, --shared, --max, status and list, and a lost
-// lock stopping the command (the session expired behind a fault proxy).
+// The dlock command on ZooKeeper: a lost lock stopping the command (the session expired behind
+// a fault proxy), signals during a connect attempt. Exclusion, --shared, --max, status and list
+// are cli_backends_test.cc's, on every backend.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "dlock_process.h"
 #include "fault_proxy.h"
@@ -32,69 +32,9 @@ class CliZkTest : public ::testing::Test {
     return args;
   }
 
-  std::unique_ptr<Process> hold(const std::string& name, std::vector<std::string> options = {}) {
-    return start_holder([this](std::vector<std::string> args) { return dlock(std::move(args)); },
-                        name, options, dir_.file("held-" + std::to_string(holders_++)));
-  }
-
-  // Ends a holder as an operator would (SIGTERM, forwarded to its command), so that it
-  // releases the lock and closes its session instead of leaving it to expire.
-  static void stop(std::unique_ptr<Process>& holder) {
-    holder->signal(SIGTERM);
-    EXPECT_EQ(128 + SIGTERM, holder->wait().status);
-    holder.reset();
-  }
-
   std::string chroot_;
   TempDir dir_;
-  int holders_ = 0;
 };
-
-TEST_F(CliZkTest, ExclusiveRunsExcludeEachOther) {
-  EXPECT_EQ(3, run(dlock({"run", "/jobs/a", "--", "sh", "-c", "exit 3"})).status);
-  auto holder = hold("/jobs/a");
-  EXPECT_EQ(1, run(dlock({"run", "-n", "/jobs/a", "--", "true"})).status);
-  EXPECT_EQ(5, run(dlock({"run", "-w", "300ms", "-E", "5", "/jobs/a", "--", "true"})).status);
-  Process waiter(dlock({"run", "/jobs/a", "--", "sh", "-c", "exit 7"}));
-  stop(holder);
-  EXPECT_EQ(7, waiter.wait(5s).status);
-}
-
-TEST_F(CliZkTest, SharedAndMax) {
-  auto reader = hold("/rw", {"-s"});
-  EXPECT_EQ(0, run(dlock({"run", "-n", "-s", "/rw", "--", "true"})).status);
-  EXPECT_EQ(1, run(dlock({"run", "-n", "/rw", "--", "true"})).status);
-  stop(reader);
-
-  auto first = hold("/pool", {"--max", "2"});
-  auto second = hold("/pool", {"--max", "2"});
-  EXPECT_EQ(1, run(dlock({"run", "-n", "--max", "2", "/pool", "--", "true"})).status);
-  stop(second);
-  EXPECT_EQ(0, run(dlock({"run", "-w", "2s", "--max", "2", "/pool", "--", "true"})).status);
-}
-
-TEST_F(CliZkTest, StatusAndListAsJson) {
-  auto holder = hold("/jobs/nightly", {"--label", "report"});
-  Process waiter(dlock({"run", "/jobs/nightly", "--", "true"}));
-  const auto status = [&] {
-    const Finished f = run(dlock({"status", "--json", "/jobs/nightly"}));
-    EXPECT_EQ(0, f.status) << f.err;
-    return nlohmann::json::parse(f.out);
-  };
-  ASSERT_TRUE(eventually([&] { return status()["waiters"].size() == 1; }));
-  const nlohmann::json s = status();
-  EXPECT_EQ(holder->pid(), s["holders"][0]["pid"]);
-  EXPECT_EQ("report", s["holders"][0]["label"]);
-  EXPECT_GT(s["holders"][0]["token"].get<std::uint64_t>(), 0u);
-  EXPECT_EQ(waiter.pid(), s["waiters"][0]["pid"]);
-
-  const Finished listing = run(dlock({"list", "--json", "/jobs"}));
-  ASSERT_EQ(0, listing.status) << listing.err;
-  const nlohmann::json locks = nlohmann::json::parse(listing.out);
-  ASSERT_EQ(1u, locks.size());
-  EXPECT_EQ("/jobs/nightly", locks[0]["path"]);
-  EXPECT_EQ(1u, locks[0]["waiters"].size());
-}
 
 // The session is made to expire behind a blackholed proxy: the library declares the lock lost
 // before the server can expire the session, and the command's group is killed.

@@ -20,6 +20,7 @@
 #include <dlock/dlock.h>
 
 #include "redis_server.h"
+#include "pg_server.h"
 #include "zk_server.h"
 
 namespace dlock::test {
@@ -63,6 +64,18 @@ struct RedisBackend {
   }
   void end_session(Backend&) { RedisServer::shared().cli({"FLUSHDB"}, db); }
   int db;
+};
+
+// A database of its own per test on the suite's PostgreSQL server.
+struct PgBackend {
+  static constexpr const char* kName = "PostgreSQL";
+  static constexpr bool kLosesLocks = true;
+  PgBackend() : database(unique_database()) { PgServer::shared().create_database(database); }
+  std::shared_ptr<Backend> open() {
+    return postgres::Backend::open({.conninfo = PgServer::shared().url(database)});
+  }
+  void end_session(Backend& backend) { dynamic_cast<postgres::Backend&>(backend).close(); }
+  std::string database;
 };
 
 }  // namespace dlock::test

@@ -140,16 +140,20 @@ using OnEveryPrimitive = ::testing::Types<On<B, MutexKind>, On<B, SemaphoreKind>
                                           On<B, ReaderKind>, On<B, MultiKind>>;
 template <class... Lists>
 struct Concat;
-template <class... A, class... B>
-struct Concat<::testing::Types<A...>, ::testing::Types<B...>> {
-  using type = ::testing::Types<A..., B...>;
+template <class... A>
+struct Concat<::testing::Types<A...>> {
+  using type = ::testing::Types<A...>;
+};
+template <class... A, class... B, class... Rest>
+struct Concat<::testing::Types<A...>, ::testing::Types<B...>, Rest...> {
+  using type = typename Concat<::testing::Types<A..., B...>, Rest...>::type;
 };
 #if DLOCK_TEST_REDIS
-using Combinations =
-    Concat<typename Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>>::type,
-           OnEveryPrimitive<RedisBackend>>::type;
+using Combinations = Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>,
+                            OnEveryPrimitive<PgBackend>, OnEveryPrimitive<RedisBackend>>::type;
 #else
-using Combinations = Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>>::type;
+using Combinations = Concat<OnEveryPrimitive<ZkBackend>, OnEveryPrimitive<FileBackend>,
+                            OnEveryPrimitive<PgBackend>>::type;
 #endif
 
 struct CombinationNames {

@@ -1,0 +1,99 @@
+// dlock::postgres::Backend: locks held by PostgreSQL connections, as session-level advisory
+// locks (pg_advisory_lock), so that the server frees them the moment a holder's connection ends.
+//
+//   auto pg = dlock::postgres::Backend::open({.conninfo = "postgres://app@db:5432/app"});
+//   dlock::Mutex m(pg, "/jobs/nightly");   // pg_advisory_lock(key of "/jobs/nightly")
+//
+// What it promises, and what it does not (docs/postgres.md has the reasons):
+//   - A lock name maps to the 64-bit key ('x' || left(md5(name), 16))::bit(64)::bigint, so any
+//     program takes the same lock with one SQL call:
+//       SELECT pg_advisory_lock(('x' || left(md5('/jobs/nightly'), 16))::bit(64)::bigint);
+//     Two names whose keys collide share one lock: they may exclude each other needlessly, never
+//     admit two holders.
+//   - Mutex and the write side of SharedMutex take the key exclusively, readers take it shared
+//     (pg_advisory_lock_shared). A Semaphore of N is N keys (docs/postgres.md); its waiters
+//     poll, where a mutex's waiter queues in the server's lock manager.
+//   - Fencing tokens come from one sequence (dlock_fence), taken in the statement that takes the
+//     lock: every later holder of any lock of the database gets a greater one.
+//   - lost() fires when the connection that holds the lock breaks, or when a heartbeat query on
+//     it gets no answer within `heartbeat`. The server may free the lock before lost() fires (a
+//     terminated backend frees its locks at once), so loss_notice() is zero.
+//   - Needs session pooling: behind a transaction pooler (PgBouncer's pool_mode=transaction) a
+//     session lock stays with a server connection that other clients then use.
+//
+// Thread safety: safe for concurrent use from multiple threads.
+#ifndef DLOCK_POSTGRES_H_
+#define DLOCK_POSTGRES_H_
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <dlock/backend.h>
+#include <dlock/export.h>
+
+namespace dlock::postgres {
+
+struct Options {
+  // Where to connect, as libpq reads it: a URI ("postgresql://user@host:5432/db?sslmode=require")
+  // or key=value pairs ("host=db dbname=app"); empty: libpq's defaults and PG* variables.
+  std::string conninfo{};
+  // Replaces the password of `conninfo` (and PGPASSWORD, ~/.pgpass) when given.
+  std::optional<std::string> password{};
+  // The schema of dlock's sequence and contender table, created if missing. Empty: the first
+  // schema of the connection's search_path.
+  std::string schema{};
+  // How long open() and each later connection may take to connect.
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
+  // A connection that holds locks is asked "SELECT 1" when idle for half of this; if an answer
+  // takes longer than this, the connection counts as broken and its locks as lost.
+  std::chrono::milliseconds heartbeat{std::chrono::seconds(2)};
+  // Ends open() early with dlock::Error(cancelled).
+  std::stop_token stop{};
+};
+
+class DLOCK_EXPORT Backend : public dlock::Backend {
+ public:
+  // Connects, then creates the schema, the sequence and the contender table if missing.
+  // Throws dlock::Error: invalid_argument (conninfo libpq cannot read), connect_failed (no
+  // server, no such database, timeout), auth_failed (the server refused the credentials),
+  // permission_denied (no right to create dlock's objects), cancelled, backend_failure.
+  static std::shared_ptr<Backend> open(Options options);
+  ~Backend() override;
+
+  // Closes every connection: every lock held through this backend is released and its lost()
+  // fires; later calls fail with session_closed.
+  void close();
+
+  // dlock::Backend. status() lists the holders of the lock's keys in pg_locks (dlock's with
+  // their holder data, other programs' with their backend pid as node) and the waiters, queued
+  // ones in the order they started waiting. list() names the paths dlock's contenders hold or
+  // wait for now. Both throw dlock::Error: invalid_path, timed_out, session_closed,
+  // connection_lost, connect_failed, permission_denied, backend_failure. make_contender() throws
+  // invalid_path; an acquisition fails with lock_mismatch where a live dlock contender uses the
+  // name as another kind of lock (or a semaphore of other permits).
+  std::string_view scheme() const noexcept override { return "postgres"; }
+  LockStatus status(std::string_view path, Clock::time_point deadline) override;
+  using dlock::Backend::status;
+  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) override;
+  using dlock::Backend::list;
+  std::unique_ptr<detail::Contender> make_contender(std::string_view path,
+                                                    const ContenderSpec& spec,
+                                                    const LockOptions& options) override;
+  std::optional<std::chrono::milliseconds> loss_notice() const noexcept override;
+  detail::Executor& executor() noexcept override;
+
+  class Impl;
+
+ private:
+  explicit Backend(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace dlock::postgres
+
+#endif  // DLOCK_POSTGRES_H_

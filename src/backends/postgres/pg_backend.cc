@@ -1,0 +1,156 @@
+#include <algorithm>
+#include <charconv>
+#include <future>
+#include <memory>
+
+#include <dlock/error.h>
+#include <dlock/postgres.h>
+
+#include "advisory_key.h"
+#include "core/holder_data.h"
+#include "core/lock_path.h"
+#include "pg_contender.h"
+#include "pg_core.h"
+
+namespace dlock::postgres {
+
+using postgres_backend::PgConnection;
+using postgres_backend::Reply;
+
+namespace {
+
+// Runs `sql` with `params` on the primary and waits for the reply until `deadline`. Throws
+// dlock::Error: the reply's error, or timed_out.
+Reply query_primary(Backend::Impl& core, const std::string& sql,
+                    std::vector<postgres_backend::Param> params, Clock::time_point deadline,
+                    std::stop_token stop = {}) {
+  auto reply = std::make_shared<std::promise<Reply>>();
+  std::future<Reply> future = reply->get_future();
+  core.executor->post([&core, sql, params = std::move(params), reply] {
+    core.with_primary([sql, params, reply](std::shared_ptr<PgConnection> primary, Reply failed) {
+      if (!primary) return reply->set_value(std::move(failed));
+      primary->query(sql, params, [reply](Reply done) { reply->set_value(std::move(done)); });
+    });
+  });
+  while (future.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+    if (stop.stop_requested()) throw Error(errc::cancelled, "connecting to PostgreSQL");
+    if (Clock::now() >= deadline) throw Error(errc::timed_out, "waiting for PostgreSQL");
+  }
+  Reply done = future.get();
+  if (done.error) throw Error(done.error, done.message);
+  return done;
+}
+
+// "1763722800.123456" (extract(epoch ...)) in ms; 0 for null. from_chars ignores the locale.
+std::int64_t epoch_ms(const std::optional<std::string>& seconds) {
+  double value = 0;
+  if (seconds) std::from_chars(seconds->data(), seconds->data() + seconds->size(), value);
+  return static_cast<std::int64_t>(value * 1000);
+}
+
+}  // namespace
+
+std::shared_ptr<Backend> Backend::open(Options options) {
+  const bool plain = std::all_of(options.schema.begin(), options.schema.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  if (!plain || options.schema.size() > 63) {
+    throw Error(errc::invalid_argument,
+                "schema '" + options.schema + "': at most 63 of A-Z, a-z, 0-9 and _");
+  }
+  postgres_backend::ConnectParams params{{"dbname", options.conninfo}};
+  if (options.password) params.emplace_back("password", *options.password);
+  // A socket nobody answers on is noticed by the heartbeat; keepalives also end a connection
+  // whose peer vanished while no query was due.
+  params.emplace_back("keepalives", "1");
+  params.emplace_back("keepalives_idle", "10");
+  params.emplace_back("application_name", "dlock");
+  auto impl = std::make_shared<Impl>(std::move(params), options.schema, options.connect_timeout,
+                                     options.heartbeat);
+  std::shared_ptr<Backend> backend(new Backend(impl));
+  const auto deadline = Clock::now() + options.connect_timeout;
+  for (const std::string& statement : impl->sql.setup) {
+    try {
+      try {
+        query_primary(*impl, statement, {}, deadline, options.stop);
+      } catch (const Error& e) {
+        // "IF NOT EXISTS" races with another client creating the same object at the same
+        // moment (a unique violation in the catalog): the second time, it exists.
+        if (e.code() != errc::backend_failure) throw;
+        query_primary(*impl, statement, {}, deadline, options.stop);
+      }
+    } catch (const Error& e) {
+      backend->close();
+      // What open() promises for a server that does not answer in time, connected or not.
+      if (e.code() == errc::timed_out) {
+        throw Error(errc::connect_failed, "no answer from PostgreSQL within the connect timeout");
+      }
+      throw;
+    }
+  }
+  return backend;
+}
+
+Backend::Backend(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Backend::~Backend() { close(); }
+
+void Backend::close() {
+  if (impl_->executor->in_executor_thread()) return impl_->close();  // the last user was a task
+  std::promise<void> closed;
+  impl_->executor->post([impl = impl_, &closed] {
+    impl->close();
+    closed.set_value();
+  });
+  closed.get_future().wait();
+}
+
+LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {
+  check_lock_path(path);
+  const Reply reply = query_primary(
+      *impl_, impl_->sql.status,
+      {std::string(path), std::to_string(postgres_backend::advisory_key(path))}, deadline);
+  LockStatus status{.path = std::string(path)};
+  std::vector<std::pair<std::int64_t, QueueEntry>> waiters;
+  for (const auto& row : reply.rows) {
+    QueueEntry entry{.node = "pid:" + row[0].value_or("")};
+    if (row[3]) detail::decode_holder_data(*row[3], entry);
+    if (row[2]) entry.token = std::stoull(*row[2]);
+    if (row[1] == "t") {
+      status.holders.push_back(std::move(entry));
+    } else {
+      waiters.emplace_back(epoch_ms(row[4]), std::move(entry));
+    }
+  }
+  std::sort(status.holders.begin(), status.holders.end(),
+            [](const QueueEntry& a, const QueueEntry& b) { return a.token < b.token; });
+  std::stable_sort(waiters.begin(), waiters.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [since, entry] : waiters) status.waiters.push_back(std::move(entry));
+  return status;
+}
+
+std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_point deadline) {
+  if (prefix != "/") check_lock_path(prefix);
+  std::vector<std::string> paths;
+  for (const auto& row :
+       query_primary(*impl_, impl_->sql.list, {std::string(prefix)}, deadline).rows) {
+    paths.push_back(row[0].value_or(""));
+  }
+  return paths;
+}
+
+std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path,
+                                                           const ContenderSpec& spec,
+                                                           const LockOptions& options) {
+  return std::make_unique<postgres_backend::PgContender>(postgres_backend::Site{
+      .core = impl_, .path = std::string(path), .spec = spec, .label = options.label});
+}
+
+std::optional<std::chrono::milliseconds> Backend::loss_notice() const noexcept {
+  return std::chrono::milliseconds(0);
+}
+
+detail::Executor& Backend::executor() noexcept { return *impl_->executor; }
+
+}  // namespace dlock::postgres

@@ -1,0 +1,307 @@
+#include "pg_connection.h"
+
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <asio/io_context.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+
+#include <dlock/error.h>
+
+namespace dlock::postgres_backend {
+
+namespace {
+
+PGconn* pg(void* conn) { return static_cast<PGconn*>(conn); }
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// libpq reports connection failures as text only; these are the words of its refusals.
+Reply connect_failure(PGconn* conn) {
+  std::string message = conn ? trimmed(PQerrorMessage(conn)) : "out of memory";
+  errc code = errc::connect_failed;
+  if (message.find("password authentication failed") != std::string::npos ||
+      message.find("no password supplied") != std::string::npos ||
+      message.find("authentication failed") != std::string::npos) {
+    code = errc::auth_failed;
+  } else if (message.find("invalid connection option") != std::string::npos ||
+             message.find("invalid URI") != std::string::npos ||
+             message.find("invalid sslmode") != std::string::npos ||
+             message.find("missing \"=\"") != std::string::npos) {
+    code = errc::invalid_argument;
+  }
+  return Reply::failure(make_error_code(code), std::move(message));
+}
+
+errc errc_of_sqlstate(const std::string& sqlstate) {
+  if (sqlstate == "42501") return errc::permission_denied;        // insufficient_privilege
+  if (sqlstate.starts_with("57P")) return errc::connection_lost;  // admin shutdown, crash
+  if (sqlstate.starts_with("08")) return errc::connection_lost;   // connection exception
+  return errc::backend_failure;
+}
+
+Reply reply_of(PGresult* result) {
+  Reply reply;
+  const ExecStatusType status = PQresultStatus(result);
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+    for (int row = 0; row < PQntuples(result); ++row) {
+      std::vector<std::optional<std::string>> values;
+      for (int column = 0; column < PQnfields(result); ++column) {
+        if (PQgetisnull(result, row, column)) {
+          values.emplace_back();
+        } else {
+          values.emplace_back(PQgetvalue(result, row, column));
+        }
+      }
+      reply.rows.push_back(std::move(values));
+    }
+    return reply;
+  }
+  const char* sqlstate = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  reply.sqlstate = sqlstate ? sqlstate : "";
+  reply.message = trimmed(PQresultErrorMessage(result));
+  reply.error = make_error_code(errc_of_sqlstate(reply.sqlstate));
+  return reply;
+}
+
+}  // namespace
+
+// libpq's socket as asio sees it. asio must never close it: libpq owns it.
+struct PgConnection::Socket {
+  Socket(asio::io_context& io, int fd) : descriptor(io, fd) {}
+  ~Socket() { descriptor.release(); }
+  asio::posix::stream_descriptor descriptor;
+};
+
+// One connection attempt: PQconnectPoll driven by the socket's readiness, under a deadline.
+struct PgConnection::Connecting : std::enable_shared_from_this<Connecting> {
+  std::shared_ptr<detail::Executor> executor;
+  PGconn* conn = nullptr;
+  std::unique_ptr<Socket> socket;
+  Clock::duration heartbeat{};
+  Opened opened;
+  detail::Executor::TimerId deadline_timer = 0;
+  bool ended = false;
+
+  void fail(Reply reply) {
+    if (ended) return;
+    ended = true;
+    executor->cancel(deadline_timer);
+    socket.reset();
+    PQfinish(conn);
+    conn = nullptr;
+    opened(nullptr, std::move(reply));
+  }
+
+  void step(PostgresPollingStatusType status) {
+    if (ended) return;
+    if (status == PGRES_POLLING_FAILED) return fail(connect_failure(conn));
+    if (status == PGRES_POLLING_OK) return succeed();
+    // libpq may have moved to another socket (the next host or address, or a retry without
+    // TLS), possibly under the same number: register the current one afresh at every step.
+    socket.reset();
+    socket = std::make_unique<Socket>(executor->io_context(), PQsocket(conn));
+    const auto wait = status == PGRES_POLLING_READING ? asio::posix::descriptor_base::wait_read
+                                                      : asio::posix::descriptor_base::wait_write;
+    socket->descriptor.async_wait(wait, [self = shared_from_this()](const std::error_code& ec) {
+      if (ec == asio::error::operation_aborted || self->ended) return;
+      self->step(PQconnectPoll(self->conn));
+    });
+  }
+
+  void succeed() {
+    ended = true;
+    executor->cancel(deadline_timer);
+    socket.reset();
+    PQsetNoticeProcessor(
+        conn, [](void*, const char*) {}, nullptr);  // "already exists, skipping"
+    if (PQsetnonblocking(conn, 1) != 0) {
+      ended = false;
+      return fail(connect_failure(conn));
+    }
+    std::shared_ptr<PgConnection> connection(new PgConnection(executor, conn, heartbeat));
+    conn = nullptr;
+    connection->start();
+    opened(std::move(connection), {});
+  }
+};
+
+void PgConnection::open(std::shared_ptr<detail::Executor> executor, const ConnectParams& params,
+                        Clock::time_point deadline, Clock::duration heartbeat, Opened opened) {
+  auto attempt = std::make_shared<Connecting>();
+  attempt->executor = executor;
+  attempt->heartbeat = heartbeat;
+  attempt->opened = std::move(opened);
+  executor->post([attempt, params, deadline] {
+    std::vector<const char*> keywords;
+    std::vector<const char*> values;
+    for (const auto& [keyword, value] : params) {
+      keywords.push_back(keyword.c_str());
+      values.push_back(value.c_str());
+    }
+    keywords.push_back(nullptr);
+    values.push_back(nullptr);
+    attempt->conn = PQconnectStartParams(keywords.data(), values.data(), 1);
+    if (attempt->conn == nullptr || PQstatus(attempt->conn) == CONNECTION_BAD) {
+      return attempt->fail(connect_failure(attempt->conn));
+    }
+    std::weak_ptr<Connecting> weak = attempt;
+    attempt->deadline_timer = attempt->executor->post_at(deadline, [weak] {
+      if (auto self = weak.lock()) {
+        self->fail(Reply::failure(make_error_code(errc::connect_failed),
+                                  "no connection within the connect timeout"));
+      }
+    });
+    attempt->step(PGRES_POLLING_WRITING);
+  });
+}
+
+PgConnection::PgConnection(std::shared_ptr<detail::Executor> executor, void* conn,
+                           Clock::duration heartbeat)
+    : executor_(std::move(executor)),
+      conn_(conn),
+      socket_(std::make_unique<Socket>(executor_->io_context(), PQsocket(pg(conn)))),
+      heartbeat_(heartbeat),
+      backend_pid_(PQbackendPID(pg(conn))),
+      last_reply_(Clock::now()) {}
+
+PgConnection::~PgConnection() {
+  socket_.reset();
+  if (conn_) PQfinish(pg(conn_));
+}
+
+void PgConnection::query(std::string sql, std::vector<Param> params, Done done, bool may_wait) {
+  enqueue({std::move(sql), std::move(params), std::move(done), may_wait});
+}
+
+void PgConnection::enqueue(Pending pending) {
+  if (broken_) {
+    executor_->post([done = std::move(pending.done)] {
+      done(Reply::failure(make_error_code(errc::connection_lost), "connection closed"));
+    });
+    return;
+  }
+  queue_.push_back(std::move(pending));
+  if (!current_) start_next();
+}
+
+std::uint64_t PgConnection::watch(std::function<void()> lost) {
+  const std::uint64_t id = next_watch_++;
+  if (broken_) {
+    executor_->post(std::move(lost));  // it broke between a reply and its callback
+    return id;
+  }
+  watchers_.emplace(id, std::move(lost));
+  return id;
+}
+
+void PgConnection::start_next() {
+  if (broken_ || current_ || queue_.empty()) return;
+  current_ = std::move(queue_.front());
+  queue_.pop_front();
+  current_reply_ = {};
+  current_sent_ = Clock::now();
+  std::vector<const char*> values;
+  for (const Param& param : current_->params) values.push_back(param ? param->c_str() : nullptr);
+  const int sent =
+      PQsendQueryParams(pg(conn_), current_->sql.c_str(), static_cast<int>(values.size()), nullptr,
+                        values.data(), nullptr, nullptr, 0);
+  if (!sent) {
+    return close(make_error_code(errc::connection_lost), trimmed(PQerrorMessage(pg(conn_))));
+  }
+  flush();
+}
+
+void PgConnection::flush() {
+  const int flushed = PQflush(pg(conn_));
+  if (flushed < 0) {
+    return close(make_error_code(errc::connection_lost), trimmed(PQerrorMessage(pg(conn_))));
+  }
+  if (flushed == 0) return;
+  when_ready(asio::posix::descriptor_base::wait_write, &PgConnection::flush);
+}
+
+void PgConnection::wait_readable() {
+  when_ready(asio::posix::descriptor_base::wait_read, &PgConnection::on_readable);
+}
+
+void PgConnection::when_ready(int wait, void (PgConnection::*then)()) {
+  socket_->descriptor.async_wait(
+      static_cast<asio::posix::descriptor_base::wait_type>(wait),
+      [weak = weak_from_this(), then](const std::error_code& ec) {
+        auto self = weak.lock();
+        if (!self || ec == asio::error::operation_aborted || self->broken_) return;
+        ((*self).*then)();
+      });
+}
+
+void PgConnection::on_readable() {
+  if (!PQconsumeInput(pg(conn_)) || PQstatus(pg(conn_)) == CONNECTION_BAD) {
+    return close(make_error_code(errc::connection_lost), trimmed(PQerrorMessage(pg(conn_))));
+  }
+  while (current_ && !PQisBusy(pg(conn_))) {
+    PGresult* result = PQgetResult(pg(conn_));
+    if (result == nullptr) {
+      finish_current(std::move(current_reply_));
+      continue;
+    }
+    // One statement gives one result; keep the first error if there are more.
+    Reply reply = reply_of(result);
+    PQclear(result);
+    if (!current_reply_.error) current_reply_ = std::move(reply);
+  }
+  if (!broken_) wait_readable();
+}
+
+void PgConnection::finish_current(Reply reply) {
+  Done done = std::move(current_->done);
+  current_.reset();
+  last_reply_ = Clock::now();
+  executor_->post(
+      [done = std::move(done), reply = std::move(reply)]() mutable { done(std::move(reply)); });
+  start_next();
+}
+
+void PgConnection::start() {
+  wait_readable();
+  if (heartbeat_.count() > 0) beat();
+}
+
+void PgConnection::beat() {
+  if (broken_) return;
+  const auto now = Clock::now();
+  if (current_ && !current_->may_wait && now - current_sent_ > heartbeat_) {
+    return close(make_error_code(errc::connection_lost),
+                 "the server did not answer within the heartbeat period");
+  }
+  if (!current_ && queue_.empty() && now - last_reply_ >= heartbeat_ / 2) {
+    query("SELECT 1", {}, [](Reply) {});
+  }
+  executor_->post_at(now + heartbeat_ / 2, [weak = weak_from_this()] {
+    if (auto self = weak.lock()) self->beat();
+  });
+}
+
+void PgConnection::close(std::error_code error, const std::string& why) {
+  if (broken_) return;
+  broken_ = true;
+  socket_.reset();
+  PQfinish(pg(conn_));
+  conn_ = nullptr;
+  std::vector<Done> failed;
+  if (current_) failed.push_back(std::move(current_->done));
+  for (Pending& pending : queue_) failed.push_back(std::move(pending.done));
+  current_.reset();
+  queue_.clear();
+  for (Done& done : failed) {
+    executor_->post([done = std::move(done), error, why] { done(Reply::failure(error, why)); });
+  }
+  auto watchers = std::move(watchers_);
+  watchers_.clear();
+  for (auto& [id, lost] : watchers) lost();
+}
+
+}  // namespace dlock::postgres_backend

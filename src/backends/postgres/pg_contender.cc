@@ -1,0 +1,281 @@
+#include "pg_contender.h"
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include <dlock/error.h>
+
+#include "advisory_key.h"
+#include "core/holder_data.h"
+#include "core/lock_kind.h"
+#include "pg_holding.h"
+
+namespace dlock::postgres_backend {
+
+using detail::Contender;
+using detail::Outcome;
+
+namespace {
+
+constexpr Clock::duration kFirstPoll = std::chrono::milliseconds(2);
+constexpr Clock::duration kLongestPoll = std::chrono::milliseconds(50);
+
+// Numbers the rows of this process's contenders; rows are told apart by (server pid, entry).
+std::uint64_t next_entry() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+
+Outcome failure_of(const Reply& reply) { return Outcome::failure(reply.error, reply.message); }
+
+std::vector<std::int64_t> keys_of(const Site& site) {
+  if (site.spec.role != ContenderSpec::Role::semaphore) return {advisory_key(site.path)};
+  std::vector<std::int64_t> keys;
+  for (std::uint32_t slot = 0; slot < site.spec.permits; ++slot) {
+    keys.push_back(advisory_key(slot_name(site.path, slot)));
+  }
+  return keys;
+}
+
+}  // namespace
+
+// One acquisition, on the executor: tries on the primary, then waits (see pg_contender.h).
+class Attempt : public std::enable_shared_from_this<Attempt> {
+ public:
+  Attempt(std::shared_ptr<const Site> site, Clock::time_point deadline, std::stop_token stop,
+          Contender::Done done)
+      : site_(std::move(site)),
+        core_(site_->core),
+        keys_(keys_of(*site_)),
+        kind_key_(advisory_key(kind_name(site_->path))),
+        permits_(site_->spec.role == ContenderSpec::Role::semaphore ? site_->spec.permits : 0),
+        shared_(site_->spec.role == ContenderSpec::Role::reader),
+        data_(detail::encode_holder_data(site_->label)),
+        deadline_(deadline),
+        stop_(std::move(stop)),
+        done_(std::move(done)) {}
+
+  void start() {
+    core_->executor->post([self = shared_from_this()] {
+      std::weak_ptr<Attempt> weak = self;
+      self->on_stop_.emplace(self->stop_, std::function<void()>([weak, core = self->core_] {
+                               core->executor->post([weak] {
+                                 if (auto attempt = weak.lock())
+                                   attempt->interrupt(errc::cancelled);
+                               });
+                             }));
+      self->try_on_primary();
+    });
+  }
+
+  // Ends the attempt as `why` says, unless it already ended.
+  void interrupt(errc why) { finish(Outcome::failure(why)); }
+
+ private:
+  void try_on_primary() {
+    if (finished_) return;
+    if (stop_.stop_requested()) return interrupt(errc::cancelled);
+    core_->with_primary(
+        [self = shared_from_this()](std::shared_ptr<PgConnection> primary, Reply reply) {
+          if (self->finished_) return;
+          if (!primary) return self->finish(failure_of(reply));
+          self->try_key(std::move(primary), 0);
+        });
+  }
+
+  void try_key(std::shared_ptr<PgConnection> primary, std::size_t index) {
+    if (finished_) return;
+    if (index == keys_.size()) return busy(std::move(primary));
+    const std::int64_t key = keys_[index];
+    const std::optional<std::uint64_t> generation = core_->claim(key, shared_);
+    if (!generation) return try_key(std::move(primary), index + 1);
+    const std::uint64_t entry = next_entry();
+    primary->query(
+        core_->sql.contend, contend_params(key, entry, /*waiter=*/false, /*polling=*/false),
+        [self = shared_from_this(), primary, index, key, entry, generation](Reply reply) {
+          const bool taken = !reply.error && !reply.rows.empty() && reply.rows[0][0];
+          if (!taken) self->core_->unclaim(key, self->shared_, *generation);
+          if (reply.error) return self->finish(failure_of(reply));
+          if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
+          if (!taken) return self->try_key(primary, index + 1);
+          self->held(Hold{.core = self->core_,
+                          .connection = primary,
+                          .key = key,
+                          .shared = self->shared_,
+                          .entry = entry,
+                          .generation = generation},
+                     reply);
+        });
+  }
+
+  // Ends the attempt with lock_mismatch if `other_permits` names a kind in use; false if not.
+  bool refused(const std::optional<std::string>& other_permits) {
+    if (!other_permits) return false;
+    finish(Outcome::failure(errc::lock_mismatch,
+                            detail::kind_mismatch(
+                                static_cast<std::uint32_t>(std::stoul(*other_permits)), permits_)));
+    return true;
+  }
+
+  // The parameters of Statements::contend.
+  std::vector<postgres_backend::Param> contend_params(std::int64_t key, std::uint64_t entry,
+                                                      bool waiter, bool polling) const {
+    return {std::to_string(key),
+            std::to_string(kind_key_),
+            site_->path,
+            data_,
+            std::to_string(entry),
+            std::to_string(permits_),
+            shared_ ? "true" : "false",
+            waiter ? "true" : "false",
+            polling ? "true" : "false"};
+  }
+
+  void held(Hold hold, const Reply& reply) {
+    const std::uint64_t token = std::stoull(reply.rows.front().front().value_or("0"));
+    auto holding = PgHolding::make(std::move(hold), token);
+    if (finished_) return holding->release();  // granted after a cancel or the deadline
+    finish(Outcome::success(std::move(holding)));
+  }
+
+  void busy(std::shared_ptr<PgConnection> primary) {
+    const auto now = Clock::now();
+    if (now >= deadline_) return finish(Outcome::failure(errc::timed_out));
+    if (site_->spec.role == ContenderSpec::Role::semaphore) return poll_later(primary, now);
+    deadline_timer_ = core_->executor->post_at(deadline_, [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->interrupt(errc::timed_out);
+    });
+    core_->borrow(deadline_,
+                  [self = shared_from_this()](std::shared_ptr<PgConnection> own, Reply reply) {
+                    if (self->finished_) {
+                      if (own) self->core_->give_back(std::move(own));  // unused: it holds nothing
+                      return;
+                    }
+                    if (!own) return self->finish(failure_of(reply));
+                    self->wait_on(std::move(own));
+                  });
+  }
+
+  void poll_later(const std::shared_ptr<PgConnection>& primary, Clock::time_point now) {
+    if (!polling_entry_) {
+      polling_entry_ = next_entry();
+      primary->query(core_->sql.contend,
+                     contend_params(keys_.front(), *polling_entry_, /*waiter=*/true,
+                                    /*polling=*/true),
+                     [self = shared_from_this()](Reply reply) {
+                       if (self->finished_) return;
+                       if (reply.error) return self->finish(failure_of(reply));
+                       if (!reply.rows.empty()) self->refused(reply.rows[0][1]);
+                     });
+    }
+    core_->executor->post_at(std::min(deadline_, now + next_poll_),
+                             [self = shared_from_this()] { self->try_on_primary(); });
+    next_poll_ = std::min(next_poll_ * 2, kLongestPoll);
+  }
+
+  void wait_on(std::shared_ptr<PgConnection> own) {
+    own_ = own;
+    const std::uint64_t entry = next_entry();
+    own->query(core_->sql.contend,
+               contend_params(keys_.front(), entry, /*waiter=*/true, /*polling=*/false),
+               [self = shared_from_this(), own, entry](Reply reply) {
+                 if (self->finished_) return;
+                 if (reply.error) return self->finish(failure_of(reply));
+                 if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
+                 self->lock_on(own, entry);
+               });
+  }
+
+  // Waits in the server's queue on `own`, the connection of this attempt.
+  void lock_on(const std::shared_ptr<PgConnection>& own, std::uint64_t entry) {
+    const std::int64_t key = keys_.front();
+    const auto& sql = core_->sql;
+    own->query(
+        shared_ ? sql.lock_shared : sql.lock, {std::to_string(key), std::to_string(entry)},
+        [self = shared_from_this(), own, key, entry](Reply reply) {
+          if (self->finished_) return;
+          self->own_.reset();
+          if (reply.error) {
+            own->close(reply.error, reply.message);
+            return self->finish(failure_of(reply));
+          }
+          self->held(Hold{.core = self->core_,
+                          .connection = own,
+                          .key = key,
+                          .shared = self->shared_,
+                          .entry = entry,
+                          .generation = std::nullopt},
+                     reply);
+        },
+        /*may_wait=*/true);
+  }
+
+  void finish(Outcome outcome) {
+    if (finished_) return;
+    finished_ = true;
+    on_stop_.reset();
+    core_->executor->cancel(deadline_timer_);
+    if (polling_entry_) forget_polling_row();
+    if (own_) cancel_wait(std::move(own_));
+    Contender::Done done = std::move(done_);
+    done(std::move(outcome));
+  }
+
+  void forget_polling_row() {
+    core_->with_primary(
+        [entry = *polling_entry_, core = core_](std::shared_ptr<PgConnection> primary, Reply) {
+          if (primary) primary->query(core->sql.forget, {std::to_string(entry)}, [](Reply) {});
+        });
+  }
+
+  // The server would go on waiting for a closed client until it granted the lock: cancel the
+  // wait first, then close the connection (which frees the lock if the grant won the race).
+  void cancel_wait(std::shared_ptr<PgConnection> own) {
+    core_->with_primary([own, core = core_](std::shared_ptr<PgConnection> primary, Reply) {
+      const auto close = [own](Reply) {
+        own->close(make_error_code(errc::cancelled), "the wait was cancelled");
+      };
+      if (!primary) return close({});
+      primary->query(core->sql.cancel_backend, {std::to_string(own->backend_pid())}, close);
+    });
+  }
+
+  const std::shared_ptr<const Site> site_;
+  const std::shared_ptr<postgres::Backend::Impl> core_;
+  const std::vector<std::int64_t> keys_;
+  const std::int64_t kind_key_;
+  const std::uint32_t permits_;
+  const bool shared_;
+  const std::string data_;
+  const Clock::time_point deadline_;
+  const std::stop_token stop_;
+  Contender::Done done_;
+  // Everything below is touched on the executor only.
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
+  bool finished_ = false;
+  detail::Executor::TimerId deadline_timer_ = 0;
+  std::shared_ptr<PgConnection> own_;  // the waiting connection while the wait runs
+  std::optional<std::uint64_t> polling_entry_;
+  Clock::duration next_poll_ = kFirstPoll;
+};
+
+PgContender::PgContender(Site site) : site_(std::make_shared<const Site>(std::move(site))) {}
+
+PgContender::~PgContender() { abandon(); }
+
+void PgContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
+  auto attempt = std::make_shared<Attempt>(site_, deadline, std::move(stop), std::move(done));
+  current_.set(attempt);
+  attempt->start();
+}
+
+void PgContender::abandon() noexcept {
+  if (auto attempt = current_.get()) {
+    site_->core->executor->post([attempt] { attempt->interrupt(errc::cancelled); });
+  }
+}
+
+}  // namespace dlock::postgres_backend

@@ -1,0 +1,49 @@
+// One contender of the PostgreSQL backend.
+//
+// An attempt first tries on the primary connection (pg_try_advisory_lock, one round trip with
+// the fencing token), so that one connection carries every lock it can get at once. If the lock
+// is busy and the deadline allows waiting:
+//   - a Mutex, reader or writer waits in the server's lock manager, on a connection of its own
+//     (pg_advisory_lock): the server queues it and grants it the moment the lock is free. The
+//     deadline and a stop request cancel the wait with pg_cancel_backend() sent on the primary,
+//     and the waiting connection is then closed, so that a grant racing the cancel leaves
+//     nothing held. That connection carries the lock once granted; releasing closes it.
+//   - a Semaphore polls its N slot keys on the primary with a bounded backoff (2 to 50 ms): a
+//     waiter queued on one slot would not get another slot freed first.
+#ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_CONTENDER_H_
+#define DLOCK_SRC_BACKENDS_POSTGRES_PG_CONTENDER_H_
+
+#include <memory>
+#include <string>
+
+#include "core/contender.h"
+#include "pg_core.h"
+
+namespace dlock::postgres_backend {
+
+// Where and what a contender locks.
+struct Site {
+  std::shared_ptr<postgres::Backend::Impl> core;
+  std::string path;
+  ContenderSpec spec;
+  std::string label;  // goes into the holder data
+};
+
+class Attempt;
+
+class PgContender : public detail::Contender {
+ public:
+  explicit PgContender(Site site);
+  ~PgContender() override;
+
+  void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
+  void abandon() noexcept override;
+
+ private:
+  const std::shared_ptr<const Site> site_;
+  detail::CurrentAttempt<Attempt> current_;
+};
+
+}  // namespace dlock::postgres_backend
+
+#endif  // DLOCK_SRC_BACKENDS_POSTGRES_PG_CONTENDER_H_

@@ -1,0 +1,120 @@
+#include "pg_core.h"
+
+#include <algorithm>
+
+#include <dlock/error.h>
+
+namespace dlock::postgres {
+
+using postgres_backend::PgConnection;
+using postgres_backend::Reply;
+
+Backend::Impl::Impl(postgres_backend::ConnectParams params, const std::string& schema,
+                    Clock::duration connect_timeout, Clock::duration heartbeat)
+    : executor(std::make_shared<detail::Executor>()),
+      sql(schema),
+      heartbeat(heartbeat),
+      params_(std::move(params)),
+      connect_timeout_(connect_timeout) {}
+
+void Backend::Impl::with_primary(Use use) {
+  if (closed_) {
+    return use(nullptr,
+               Reply::failure(make_error_code(errc::session_closed), "the backend was closed"));
+  }
+  if (primary_ && !primary_->broken()) return use(primary_, {});
+  awaiting_primary_.push_back(std::move(use));
+  if (awaiting_primary_.size() > 1) return;  // a connection attempt is under way
+  open_connection(
+      Clock::time_point::max(),
+      [self = shared_from_this()](std::shared_ptr<PgConnection> connection, Reply reply) {
+        if (connection) {
+          self->primary_ = connection;
+          ++self->generation_;
+          self->tally_.clear();
+        }
+        auto waiting = std::move(self->awaiting_primary_);
+        self->awaiting_primary_.clear();
+        for (Use& use : waiting) use(connection, reply);
+      });
+}
+
+void Backend::Impl::open_connection(Clock::time_point deadline, Use use) {
+  if (closed_) {
+    return use(nullptr,
+               Reply::failure(make_error_code(errc::session_closed), "the backend was closed"));
+  }
+  PgConnection::open(
+      executor, params_, std::min(deadline, Clock::now() + connect_timeout_), heartbeat,
+      [self = shared_from_this(), use = std::move(use)](std::shared_ptr<PgConnection> connection,
+                                                        Reply reply) {
+        if (connection && self->closed_) {
+          connection->close(make_error_code(errc::session_closed), "the backend was closed");
+          return use(nullptr, Reply::failure(make_error_code(errc::session_closed),
+                                             "the backend was closed"));
+        }
+        if (connection) {
+          std::erase_if(self->connections_, [](const auto& weak) { return weak.expired(); });
+          self->connections_.push_back(connection);
+          connection->query(self->sql.forget_own_rows, {}, [](Reply) {});
+        }
+        use(std::move(connection), std::move(reply));
+      });
+}
+
+// Idle connections kept for waiters; more are closed when given back.
+constexpr std::size_t kMostIdle = 8;
+
+void Backend::Impl::borrow(Clock::time_point deadline, Use use) {
+  while (!idle_.empty()) {
+    std::shared_ptr<PgConnection> connection = std::move(idle_.back());
+    idle_.pop_back();
+    if (!connection->broken()) return use(std::move(connection), {});
+  }
+  open_connection(deadline, std::move(use));
+}
+
+void Backend::Impl::give_back(std::shared_ptr<PgConnection> connection) {
+  if (connection->broken()) return;
+  if (closed_ || idle_.size() >= kMostIdle) {
+    return connection->close(make_error_code(errc::session_closed), "released");
+  }
+  idle_.push_back(std::move(connection));
+}
+
+std::optional<std::uint64_t> Backend::Impl::claim(std::int64_t key, bool shared) {
+  Tally& tally = tally_[key];
+  if (tally.exclusive || (!shared && tally.shared > 0)) return std::nullopt;
+  if (shared) {
+    ++tally.shared;
+  } else {
+    tally.exclusive = true;
+  }
+  return generation_;
+}
+
+void Backend::Impl::unclaim(std::int64_t key, bool shared, std::uint64_t generation) {
+  if (generation != generation_) return;  // taken on a primary that has since broken
+  const auto found = tally_.find(key);
+  if (found == tally_.end()) return;
+  if (shared) {
+    --found->second.shared;
+  } else {
+    found->second.exclusive = false;
+  }
+  if (found->second.shared == 0 && !found->second.exclusive) tally_.erase(found);
+}
+
+void Backend::Impl::close() {
+  closed_ = true;
+  for (const auto& weak : connections_) {
+    if (auto connection = weak.lock()) {
+      connection->close(make_error_code(errc::session_closed), "the backend was closed");
+    }
+  }
+  connections_.clear();
+  idle_.clear();
+  primary_.reset();
+}
+
+}  // namespace dlock::postgres

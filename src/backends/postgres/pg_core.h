@@ -1,0 +1,79 @@
+// What every contender of one PostgreSQL backend shares: the executor, the connection
+// parameters, the statements, and the primary connection, which carries tries, status queries,
+// cancels and any number of held locks.
+//
+// One connection must never hold one key twice (advisory locks are counted per session, and a
+// session never conflicts with itself), so the primary's holds are tallied here: a contender
+// whose key the primary already holds in a conflicting way waits on a connection of its own.
+#ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_CORE_H_
+#define DLOCK_SRC_BACKENDS_POSTGRES_PG_CORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <dlock/postgres.h>
+
+#include "core/executor.h"
+#include "pg_connection.h"
+#include "pg_statements.h"
+
+namespace dlock::postgres {
+
+// Thread safety: members are called on the executor's thread, except the constant ones.
+class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
+ public:
+  Impl(postgres_backend::ConnectParams params, const std::string& schema,
+       Clock::duration connect_timeout, Clock::duration heartbeat);
+
+  using Use =
+      std::function<void(std::shared_ptr<postgres_backend::PgConnection>, postgres_backend::Reply)>;
+  // The primary connection, connected (again) if needed.
+  void with_primary(Use use);
+  // A new connection with its stale rows forgotten, closed by close() too. Fails with
+  // connect_failed at `deadline` or after the connect timeout, whichever comes first.
+  void open_connection(Clock::time_point deadline, Use use);
+
+  // A connection that holds nothing, for one waiter: an idle one given back earlier, else a
+  // new one (as open_connection()). Waiting on a connection of its own costs a waiter no
+  // connection set-up (with SCRAM, milliseconds of CPU on both sides) once the pool is warm.
+  void borrow(Clock::time_point deadline, Use use);
+  // Takes back a connection that holds nothing now (its lock unlocked), or closes it if the pool
+  // is full or the backend closed.
+  void give_back(std::shared_ptr<postgres_backend::PgConnection> connection);
+
+  // The primary's tally of keys held or being tried. claim() counts `key` before a try is
+  // sent and returns the primary's generation, or nullopt if the primary holds it in a way that
+  // conflicts; unclaim() undoes it (a busy try, a release) unless the primary has changed since.
+  std::optional<std::uint64_t> claim(std::int64_t key, bool shared);
+  void unclaim(std::int64_t key, bool shared, std::uint64_t generation);
+
+  // Closes every connection; later uses fail with session_closed.
+  void close();
+
+  const std::shared_ptr<detail::Executor> executor;
+  const postgres_backend::Statements sql;
+  const Clock::duration heartbeat;
+
+ private:
+  struct Tally {
+    int shared = 0;
+    bool exclusive = false;
+  };
+  const postgres_backend::ConnectParams params_;
+  const Clock::duration connect_timeout_;
+  std::shared_ptr<postgres_backend::PgConnection> primary_;
+  std::uint64_t generation_ = 0;
+  std::map<std::int64_t, Tally> tally_;
+  std::vector<Use> awaiting_primary_;
+  std::vector<std::weak_ptr<postgres_backend::PgConnection>> connections_;
+  std::vector<std::shared_ptr<postgres_backend::PgConnection>> idle_;
+  bool closed_ = false;
+};
+
+}  // namespace dlock::postgres
+
+#endif  // DLOCK_SRC_BACKENDS_POSTGRES_PG_CORE_H_

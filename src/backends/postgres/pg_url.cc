@@ -1,0 +1,90 @@
+// postgres:// and postgresql:// URLs, and the registry entry of the PostgreSQL backend.
+//
+//   postgres://[user[:password]@][host][:port][/dbname][?param=value&...]   a libpq URI
+//   postgres:[key=value ...]            a libpq key=value string; "postgres:" alone uses PG*
+//
+// dlock reads its own options out of the URI's query (schema=, heartbeat=) and hands everything
+// else to libpq, so sslmode=, connect_timeout=, application_name= ... work as libpq documents.
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <memory>
+
+#include <dlock/error.h>
+#include <dlock/open.h>
+#include <dlock/postgres.h>
+
+#include "core/backend_registry.h"
+#include "core/url.h"
+
+namespace dlock::detail {
+
+namespace {
+
+// Asks libpq whether it can read `conninfo`; a URL it cannot read is a bad URL.
+void check_with_libpq(std::string_view url, const std::string& conninfo) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  if (options) return PQconninfoFree(options);
+  std::string why = error ? error : "libpq cannot read it";
+  PQfreemem(error);
+  while (!why.empty() && why.back() == '\n') why.pop_back();
+  bad_url(url, why);
+}
+
+postgres::Options options_from_url(std::string_view url, const OpenOptions& open_options) {
+  const Url parts = split_scheme(url);
+  postgres::Options options;
+  options.password = open_options.password;
+  if (!parts.rest.starts_with("//")) {
+    options.conninfo = std::string(parts.rest);
+  } else {
+    std::string_view rest = parts.rest;
+    const std::size_t question = rest.find('?');
+    const std::string_view query =
+        question == std::string_view::npos ? std::string_view() : rest.substr(question + 1);
+    const std::string_view authority = rest.substr(2, rest.find_first_of("/?", 2) - 2);
+    if (open_options.password && authority.find('@') == std::string_view::npos) {
+      bad_url(url, "a password was given but the URL names no user (postgres://user@host/db)");
+    }
+    const auto duration_of = [&](std::string_view value) {
+      try {
+        return parse_duration(percent_decode(url, value));
+      } catch (const Error& e) {
+        bad_url(url, e.what());
+      }
+    };
+    std::string libpq_query;
+    for_each_query_option(url, query, [&](std::string_view key, std::string_view value) {
+      if (key == "schema") {
+        options.schema = percent_decode(url, value);
+      } else if (key == "heartbeat") {
+        options.heartbeat = duration_of(value);
+      } else {
+        // libpq leaves connect_timeout to callers of PQconnectPoll: dlock keeps it.
+        if (key == "connect_timeout") options.connect_timeout = duration_of(value);
+        libpq_query +=
+            (libpq_query.empty() ? "?" : "&") + std::string(key) + "=" + std::string(value);
+      }
+    });
+    options.conninfo = "postgresql:" + std::string(rest.substr(0, question)) + libpq_query;
+  }
+  check_with_libpq(url, options.conninfo);
+  if (open_options.connect_timeout) {
+    options.connect_timeout = std::min(options.connect_timeout, *open_options.connect_timeout);
+  }
+  options.stop = open_options.stop;
+  return options;
+}
+
+}  // namespace
+
+void register_postgres(BackendRegistry& registry) {
+  registry.add({.schemes = {"postgres", "postgresql"},
+                .url_form = "postgres://user[:password]@host:port/dbname[?sslmode=...&schema=...]",
+                .open = [](std::string_view url, const OpenOptions& open_options) {
+                  return postgres::Backend::open(options_from_url(url, open_options));
+                }});
+}
+
+}  // namespace dlock::detail

@@ -1,0 +1,358 @@
+// The PostgreSQL backend against a real server: URL forms, bad input, other programs taking the
+// same lock with one SQL call (psql), loss of the holding connection, waits ended by deadline
+// and cancellation, TLS, status and list.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+
+#include <dlock/dlock.h>
+
+#include "fault_proxy.h"
+#include "pg_server.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The documented key of a lock name, as another program computes it.
+std::string key_sql(const std::string& name) {
+  return "('x' || left(md5('" + name + "'), 16))::bit(64)::bigint";
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+class PostgresTest : public ::testing::Test {
+ protected:
+  PostgresTest() : database_(unique_database()) { server().create_database(database_); }
+  static PgServer& server() { return PgServer::shared(); }
+  std::string url() const { return server().url(database_); }
+  std::shared_ptr<Backend> open() { return dlock::open(url()); }
+  std::string psql(const std::string& sql) const { return server().psql(sql, database_); }
+  // How many backends of other programs hold (granted) or wait for the key of `name`.
+  std::string advisory_locks(const std::string& name, bool granted) const {
+    return psql(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND "
+        "((classid::bigint << 32) | objid::bigint) = " +
+        key_sql(name) + " AND granted = " + (granted ? "true" : "false"));
+  }
+
+  std::string database_;
+};
+
+TEST_F(PostgresTest, OpensEveryUrlForm) {
+  const std::string address = "127.0.0.1:" + std::to_string(server().port());
+  for (const std::string& form :
+       {"postgres://postgres:secret@" + address + "/" + database_,
+        "postgresql://postgres:secret@" + address + "/" + database_ + "?application_name=x",
+        "postgres:host=127.0.0.1 port=" + std::to_string(server().port()) +
+            " user=postgres password=secret dbname=" + database_}) {
+    SCOPED_TRACE(form);
+    Mutex mutex(dlock::open(form), "/forms");
+    mutex.lock();
+    EXPECT_GT(mutex.token(), 0u);
+  }
+  // The password apart from the URL, and libpq's PG* variables behind "postgres:".
+  Mutex apart(dlock::open("postgres://postgres@" + address + "/" + database_,
+                          OpenOptions{.password = "secret"}),
+              "/forms");
+  apart.lock();
+  apart.unlock();
+  ::setenv("PGHOST", "127.0.0.1", 1);
+  ::setenv("PGPORT", std::to_string(server().port()).c_str(), 1);
+  ::setenv("PGUSER", "postgres", 1);
+  ::setenv("PGPASSWORD", "secret", 1);
+  ::setenv("PGDATABASE", database_.c_str(), 1);
+  Mutex from_environment(dlock::open("postgres:"), "/forms");
+  from_environment.lock();
+  for (const char* name : {"PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE"}) {
+    ::unsetenv(name);
+  }
+}
+
+TEST_F(PostgresTest, ASchemaNamedInTheUrlHoldsDlocksObjects) {
+  auto backend = dlock::open(url() + "?schema=Locks_Here");
+  Semaphore semaphore(backend, "/schema", 2);
+  semaphore.lock();
+  EXPECT_EQ(backend->status("/schema").holders.size(), 1u);
+  EXPECT_EQ(psql("SELECT count(*) FROM \"Locks_Here\".dlock_contenders"), "1");
+  EXPECT_EQ(psql("SELECT count(*) FROM pg_proc WHERE proname = 'dlock_contend_v1' AND "
+                 "pronamespace = '\"Locks_Here\"'::regnamespace"),
+            "1");
+}
+
+TEST_F(PostgresTest, BadInputFailsClearly) {
+  const std::string address = "127.0.0.1:" + std::to_string(server().port());
+  const auto code_of = [](const std::string& url) {
+    try {
+      dlock::open(url, 3s);
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).find("wrong"), std::string::npos) << e.what();
+      return e.code();
+    }
+    return std::error_code();
+  };
+  EXPECT_EQ(code_of("postgres://postgres:wrong@" + address + "/" + database_), errc::auth_failed);
+  EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/no_such_db"), errc::connect_failed);
+  EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/x?no_such_option=1"),
+            errc::invalid_argument);
+  EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/x?schema=a-b"),
+            errc::invalid_argument);
+  // A port nobody listens on: the server's own port after a bind that nobody accepts on.
+  EXPECT_EQ(code_of("postgres://postgres:secret@127.0.0.1:1/" + database_), errc::connect_failed);
+  // A user who may not create dlock's table is told so, and nothing is left held.
+  psql(
+      "SET client_min_messages = warning; DROP ROLE IF EXISTS weak; CREATE ROLE weak LOGIN "
+      "PASSWORD 'weak'; REVOKE CREATE ON "
+      "SCHEMA public FROM PUBLIC");
+  EXPECT_EQ(code_of("postgres://weak:weak@" + address + "/" + database_ + "?schema=weak_schema"),
+            errc::permission_denied);
+}
+
+TEST_F(PostgresTest, PsqlHoldingTheLockMakesDlockWait) {
+  auto backend = open();
+  auto holder = std::async(std::launch::async, [&] {
+    psql("SELECT pg_advisory_lock(" + key_sql("/interop") + "); SELECT pg_sleep(1.5)");
+  });
+  ASSERT_TRUE(eventually([&] { return advisory_locks("/interop", true) == "1"; }));
+  Mutex mutex(backend, "/interop");
+  EXPECT_FALSE(mutex.try_lock_for(200ms));
+  const auto started = std::chrono::steady_clock::now();
+  mutex.lock();  // granted when psql's session ends
+  EXPECT_GT(std::chrono::steady_clock::now() - started, 300ms);
+  holder.get();
+}
+
+TEST_F(PostgresTest, DlockHoldingTheLockMakesPsqlWait) {
+  Mutex mutex(open(), "/interop");
+  mutex.lock();
+  EXPECT_EQ(psql("SELECT pg_try_advisory_lock(" + key_sql("/interop") + ")"), "f");
+  EXPECT_EQ(psql("SELECT pg_try_advisory_lock_shared(" + key_sql("/interop") + ")"), "f");
+  mutex.unlock();
+  EXPECT_TRUE(eventually(
+      [&] { return psql("SELECT pg_try_advisory_lock(" + key_sql("/interop") + ")") == "t"; }));
+}
+
+TEST_F(PostgresTest, ReadersShareAndWritersExcludeAcrossClients) {
+  SharedMutex reader_a(open(), "/rw");
+  SharedMutex reader_b(open(), "/rw");
+  SharedMutex writer(open(), "/rw");
+  reader_a.lock_shared();
+  EXPECT_TRUE(reader_b.try_lock_shared_for(1s));
+  EXPECT_FALSE(writer.try_lock_for(200ms));
+  reader_a.unlock_shared();
+  reader_b.unlock_shared();
+  EXPECT_TRUE(writer.try_lock_for(5s));
+}
+
+TEST_F(PostgresTest, HandlesOfOneBackendExcludeEachOther) {
+  // Advisory locks are counted per session: a second handle on the same connection would "get"
+  // a lock its connection already holds. dlock sends it to a connection of its own instead.
+  auto backend = open();
+  Mutex first(backend, "/same");
+  Mutex second(backend, "/same");
+  first.lock();
+  EXPECT_FALSE(second.try_lock());
+  EXPECT_FALSE(second.try_lock_for(200ms));
+  auto waiting = std::async(std::launch::async, [&] { second.lock(); });
+  EXPECT_EQ(waiting.wait_for(200ms), std::future_status::timeout);
+  const std::uint64_t first_token = first.token();
+  first.unlock();
+  waiting.get();
+  EXPECT_GT(second.token(), first_token);
+}
+
+TEST_F(PostgresTest, AnotherKindOfLockOnTheNameIsRefused) {
+  const auto code_of = [](auto& handle) {
+    try {
+      handle.try_lock_for(200ms);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return std::error_code();
+  };
+  auto backend = open();
+  Semaphore two(backend, "/kinds", 2);
+  two.lock();
+  Mutex mutex(open(), "/kinds");
+  Semaphore three(open(), "/kinds", 3);
+  EXPECT_EQ(code_of(mutex), errc::lock_mismatch);
+  EXPECT_EQ(code_of(three), errc::lock_mismatch);
+  // A semaphore of the same permits is welcome.
+  Semaphore other_two(open(), "/kinds", 2);
+  EXPECT_TRUE(other_two.try_lock_for(1s));
+  two.unlock();
+  other_two.unlock();
+  // Free again, once the releases (sent in the background) have reached the server.
+  EXPECT_TRUE(eventually([&] {
+    try {
+      return mutex.try_lock();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::lock_mismatch);
+      return false;
+    }
+  }));
+}
+
+TEST_F(PostgresTest, ManyLocksShareOneConnection) {
+  auto backend = open();
+  std::vector<std::unique_ptr<Mutex>> held;
+  for (int i = 0; i < 20; ++i) {
+    held.push_back(std::make_unique<Mutex>(backend, "/many/" + std::to_string(i)));
+    held.back()->lock();
+  }
+  EXPECT_EQ(psql("SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory' AND "
+                 "granted AND database = (SELECT oid FROM pg_database WHERE datname = "
+                 "current_database())"),
+            "1");
+}
+
+TEST_F(PostgresTest, TerminatingTheHoldersBackendRaisesLost) {
+  auto backend = open();
+  Mutex mutex(backend, "/terminated");
+  mutex.lock();
+  const std::string node = backend->status("/terminated").holders.at(0).node;  // "pid:N"
+  ASSERT_EQ(node.rfind("pid:", 0), 0u);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(psql("SELECT pg_terminate_backend(" + node.substr(4) + ")"), "t");
+  EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }, 3s));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+  Mutex next(open(), "/terminated");
+  EXPECT_TRUE(next.try_lock_for(2s));
+}
+
+TEST_F(PostgresTest, AServerRestartRaisesLostAndLocksWorkAfterIt) {
+  if (!server().controllable()) GTEST_SKIP() << "an external server cannot be restarted";
+  auto backend = open();
+  Mutex mutex(backend, "/restarted");
+  mutex.lock();
+  const std::uint64_t before = mutex.token();
+  server().restart();
+  EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }, 5s));
+  mutex.unlock();
+  // The same backend connects again for the next acquisition; the sequence went on counting.
+  EXPECT_TRUE(mutex.try_lock_for(5s));
+  EXPECT_GT(mutex.token(), before);
+}
+
+TEST_F(PostgresTest, ASilentNetworkIsNoticedWithinTheHeartbeat) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  Mutex mutex(dlock::open("postgres://postgres:secret@127.0.0.1:" + std::to_string(proxy.port()) +
+                          "/" + database_ + "?heartbeat=500ms"),
+              "/silent");
+  mutex.lock();
+  proxy.blackhole();
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }, 5s));
+  // Late answer: at most a heartbeat after the last one, checked every half heartbeat.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+}
+
+TEST_F(PostgresTest, AnEndedWaitLeavesNothingQueuedOrHeld) {
+  auto holding_backend = open();
+  Mutex holder(holding_backend, "/ended");
+  holder.lock();
+  Mutex waiter(open(), "/ended");
+  EXPECT_FALSE(waiter.try_lock_for(300ms));
+  std::stop_source stop;
+  auto waiting = std::async(std::launch::async, [&] { waiter.lock(stop.get_token()); });
+  ASSERT_TRUE(eventually([&] { return advisory_locks("/ended", false) == "1"; }));
+  EXPECT_EQ(holding_backend->status("/ended").waiters.size(), 1u);
+  stop.request_stop();
+  EXPECT_THROW(waiting.get(), Error);
+  EXPECT_TRUE(eventually([&] { return advisory_locks("/ended", false) == "0"; }));
+  holder.unlock();
+  // No ghost of the cancelled waiter holds the lock.
+  EXPECT_TRUE(eventually([&] { return advisory_locks("/ended", true) == "0"; }));
+  Mutex next(open(), "/ended");
+  EXPECT_TRUE(next.try_lock());
+}
+
+TEST_F(PostgresTest, StatusAndListShowHoldersWaitersAndOtherPrograms) {
+  auto backend = open();
+  Mutex holder(backend, "/shown/a", LockOptions{.label = "nightly"});
+  holder.lock();
+  Semaphore permits(backend, "/shown/b", 2);
+  permits.lock();
+  LockStatus status = backend->status("/shown/a");
+  ASSERT_EQ(status.holders.size(), 1u);
+  EXPECT_EQ(status.holders[0].label, "nightly");
+  EXPECT_EQ(status.holders[0].token, holder.token());
+  EXPECT_EQ(status.holders[0].pid, ::getpid());
+  EXPECT_EQ(backend->status("/shown/b").holders.size(), 1u);
+  EXPECT_EQ(backend->list("/shown"), (std::vector<std::string>{"/shown/a", "/shown/b"}));
+  EXPECT_EQ(backend->list("/"), (std::vector<std::string>{"/shown/a", "/shown/b"}));
+  // Another program's holder shows with its backend pid and no holder data.
+  auto other = std::async(std::launch::async, [&] {
+    psql("SELECT pg_advisory_lock(" + key_sql("/shown/c") + "); SELECT pg_sleep(1)");
+  });
+  ASSERT_TRUE(eventually([&] { return backend->status("/shown/c").holders.size() == 1; }));
+  EXPECT_EQ(backend->status("/shown/c").holders[0].pid, 0);
+  other.get();
+}
+
+TEST_F(PostgresTest, SslModeRequireUsesTls) {
+  auto backend = dlock::open(url() + "?sslmode=require");
+  Mutex mutex(backend, "/tls");
+  mutex.lock();
+  const std::string pid = backend->status("/tls").holders.at(0).node.substr(4);
+  EXPECT_EQ(psql("SELECT ssl FROM pg_stat_ssl WHERE pid = " + pid), "t");
+}
+
+TEST_F(PostgresTest, SslModeVerifyFullChecksTheServersCertificate) {
+  if (!server().controllable()) GTEST_SKIP() << "the certificate of an external server is unknown";
+  Mutex verified(dlock::open(url() + "?sslmode=verify-full&sslrootcert=" + server().certificate()),
+                 "/tls");
+  verified.lock();
+  // A root that did not sign the server's certificate: the connection is refused.
+  try {
+    dlock::open(url() + "?sslmode=verify-full&sslrootcert=/etc/ssl/certs/ca-certificates.crt", 5s);
+    ADD_FAILURE() << "a certificate no root signed was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+  }
+}
+
+TEST_F(PostgresTest, AServerThatDoesNotAnswerFailsWithinTheConnectTimeout) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  proxy.blackhole();
+  const std::string silent =
+      "postgres://postgres:secret@127.0.0.1:" + std::to_string(proxy.port()) + "/" + database_;
+  // The caller's timeout, and libpq's connect_timeout in the URL (which dlock enforces).
+  for (const auto& [url, options] : {std::pair{silent, OpenOptions{.connect_timeout = 1s}},
+                                     std::pair{silent + "?connect_timeout=1", OpenOptions{}}}) {
+    SCOPED_TRACE(url);
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      dlock::open(url, options);
+      ADD_FAILURE() << "a silent server was taken for a connection";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+  }
+}
+
+TEST_F(PostgresTest, TokensGrowAcrossClientsAndLocks) {
+  std::uint64_t last = 0;
+  for (const char* path : {"/t/a", "/t/b", "/t/a"}) {
+    Mutex mutex(open(), path);
+    mutex.lock();
+    EXPECT_GT(mutex.token(), last);
+    last = mutex.token();
+  }
+}
+
+}  // namespace
+}  // namespace dlock::test
