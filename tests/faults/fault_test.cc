@@ -39,6 +39,21 @@ class FaultTest : public ZkTest {
       states_.push_back(s);
     });
   }
+  // Locks with the create's reply spoilt by `fault` (the create applied all the same): the node
+  // is found by its uuid and adopted, its czxid the token, and none is left after unlock().
+  void lock_through_a_spoilt_create_reply(void (FaultProxy::*fault)(int)) {
+    auto session = connect_via(proxy_);
+    Mutex mutex(session, "/locks/x");
+    (proxy_.*fault)(kCreate2);
+    ASSERT_TRUE(mutex.try_lock_for(10s));
+    EXPECT_EQ(proxy_.dropped_replies(), 1);
+    const auto nodes = contenders("/locks/x");
+    ASSERT_EQ(nodes.size(), 1u);
+    EXPECT_EQ(mutex.token(), static_cast<std::uint64_t>(raw().czxid("/locks/x/" + nodes[0])));
+    mutex.unlock();
+    EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
+  }
+
   bool saw(zk::SessionState s) {
     std::lock_guard lock(states_mu_);
     return std::find(states_.begin(), states_.end(), s) != states_.end();
@@ -58,32 +73,14 @@ TEST_F(FaultTest, ComputedSessionPasswordMatchesTheServers) {
 
 // Pitfall 1: the create is applied but its reply lost; the node is found by its uuid.
 TEST_F(FaultTest, LostCreateReplyIsRecoveredWithoutAnOrphan) {
-  auto session = connect_via(proxy_);
-  Mutex mutex(session, "/locks/x");
-  proxy_.drop_reply_then_reset(kCreate2);
-  mutex.lock();
-  EXPECT_EQ(proxy_.dropped_replies(), 1);
-  const auto nodes = contenders("/locks/x");
-  ASSERT_EQ(nodes.size(), 1u);
-  EXPECT_EQ(mutex.token(), static_cast<std::uint64_t>(raw().czxid("/locks/x/" + nodes[0])));
-  mutex.unlock();
-  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
+  lock_through_a_spoilt_create_reply(&FaultProxy::drop_reply_then_reset);
 }
 
 // A create reply the C client cannot match to its request: the client reports an error of its
 // own, not a lost connection, though the server created the node. The attempt must look for
 // the node as after a lost reply, not give up and leave it behind.
 TEST_F(FaultTest, ACreateReplyTheClientCannotMatchLeavesNoOrphan) {
-  auto session = connect_via(proxy_);
-  Mutex mutex(session, "/locks/x");
-  proxy_.garble_reply(kCreate2);
-  EXPECT_TRUE(mutex.try_lock_for(10s));
-  EXPECT_EQ(proxy_.dropped_replies(), 1);
-  const auto nodes = contenders("/locks/x");
-  ASSERT_EQ(nodes.size(), 1u);
-  EXPECT_EQ(mutex.token(), static_cast<std::uint64_t>(raw().czxid("/locks/x/" + nodes[0])));
-  mutex.unlock();
-  EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
+  lock_through_a_spoilt_create_reply(&FaultProxy::garble_reply);
 }
 
 // Pitfall 5: a reply lost at each request of a contended acquire and release; the lock is
