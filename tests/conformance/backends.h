@@ -19,8 +19,8 @@
 
 #include <dlock/dlock.h>
 
-#include "redis_server.h"
 #include "pg_server.h"
+#include "redis_server.h"
 #include "zk_server.h"
 
 namespace dlock::test {

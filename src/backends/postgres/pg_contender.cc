@@ -114,9 +114,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   // Ends the attempt with lock_mismatch if `other_permits` names a kind in use; false if not.
   bool refused(const std::optional<std::string>& other_permits) {
     if (!other_permits) return false;
-    finish(Outcome::failure(errc::lock_mismatch,
-                            detail::kind_mismatch(
-                                static_cast<std::uint32_t>(std::stoul(*other_permits)), permits_)));
+    finish(Outcome::failure(
+        errc::lock_mismatch,
+        detail::kind_mismatch(static_cast<std::uint32_t>(std::stoul(*other_permits)), permits_)));
     return true;
   }
 
