@@ -1,8 +1,9 @@
 #include "redis_server.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,8 +15,6 @@
 #include <thread>
 
 #include "shell.h"
-
-extern char** environ;
 
 namespace dlock::test {
 namespace {
@@ -102,9 +101,18 @@ void RedisServer::start() {
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (::posix_spawnp(&pid, "redis-server", nullptr, nullptr, argv.data(), environ) != 0) {
-    throw std::runtime_error("cannot start redis-server (apt-get install redis-server)");
+  // The server dies with this process and does not hold its output open: a test binary that
+  // crashes must neither leave a server behind nor keep ctest waiting on its output pipe.
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed starting redis-server");
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
+    const int null = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
+    ::execvp("redis-server", argv.data());
+    ::_exit(127);
   }
   pid_ = pid;
   wait_until_ready();
@@ -113,6 +121,11 @@ void RedisServer::start() {
 void RedisServer::wait_until_ready() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
+    if (int status = 0; ::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = 0;
+      throw std::runtime_error("redis-server exited at once (status " + std::to_string(status) +
+                               "; is it installed? apt-get install redis-server)");
+    }
     try {
       if (cli({"PING"}) == "PONG") return;
     } catch (const std::runtime_error&) {
