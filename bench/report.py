@@ -101,11 +101,11 @@ def machine_and_versions(full, extra):
         "Server: %s on 127.0.0.1, started by `scripts/zk-start.sh` (`-Xmx128m -XX:+UseSerialGC`, "
         "`forceSync=no`, so there are no fsyncs to count), shared by every client process on the same "
         "2 cores." % env["server"],
-        "dlock: %s (Release build, `build-bench/`), ZooKeeper C client %s.%s" % (
-            library(full), env["c_client"],
+        "dlock: %s (Release build, `build-bench/`), on its own ZooKeeper client (`src/zk/`).%s" % (
+            library(full),
             " Memory and start-up were re-measured on %s with `ONLY=extras RESULTS=%s bench/compare.sh`, "
             "library %s." % (extra.get("started"), "bench/results/<this file>", library(extra)) if extra else ""),
-        "Peers: %s; naive and raw-c in C++ on the same C client." % env["peers"],
+        "Peers: %s; naive and raw-c in C++ on the ZooKeeper C client %s." % (env["peers"], env["c_client"]),
     ]
 
 

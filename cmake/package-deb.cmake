@@ -16,7 +16,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
-# Depends is computed from what the binaries link (libc6, libstdc++6, libzookeeper-mt2, ...).
+# Depends is computed from what the binaries link (libc6, libstdc++6, libssl3, ...).
 find_program(DLOCK_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(DLOCK_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

@@ -11,19 +11,22 @@ foreach(dir LIBDIR INCLUDEDIR)
 endforeach()
 
 # What a static libdlock needs at the consumer's link step; a shared one records it itself.
-# asio and nlohmann_json are header-only; libpq and libcrypto are named by -l like the
-# ZooKeeper client, whose Cflags no public header needs either. The ZooKeeper C client ships no .pc file; uuid's is
-# not named in Requires.private because pkg-config would then hand every consumer its Cflags,
-# -I.../include/uuid, which no public header of dlock needs.
+# asio and nlohmann_json are header-only; libpq, libssl and libcrypto are named by -l, their
+# Cflags being needed by no public header. uuid's .pc is not named in Requires.private because
+# pkg-config would then hand every consumer its Cflags, -I.../include/uuid, which no public
+# header of dlock needs.
 set(dlock_pc_libs_private "-pthread")
 if(DLOCK_WITH_ZOOKEEPER)
-  string(PREPEND dlock_pc_libs_private "-lzookeeper_mt -luuid ")
+  string(PREPEND dlock_pc_libs_private "-lssl -lcrypto -luuid ")
 endif()
 if(DLOCK_WITH_REDIS)
   string(PREPEND dlock_pc_libs_private "-lhiredis -lssl -lcrypto ")
 endif()
 if(DLOCK_WITH_POSTGRES)
   string(PREPEND dlock_pc_libs_private "-lpq -lcrypto ")
+endif()
+if(DLOCK_WITH_MYSQL)
+  string(PREPEND dlock_pc_libs_private "-lmariadb ")
 endif()
 
 configure_file(${CMAKE_CURRENT_LIST_DIR}/dlock.pc.in ${PROJECT_BINARY_DIR}/dlock.pc @ONLY)

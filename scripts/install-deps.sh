@@ -5,10 +5,15 @@ set -euo pipefail
 
 readonly REQUIRED_PACKAGES=(
   g++ cmake make pkg-config
+  # ZooKeeper's C client: not for the library (it speaks the protocol itself) but for the
+  # tests' raw client (tests/support/raw_zk) and the benchmark's raw-C reference rows.
   libzookeeper-mt-dev
   # The server jar plus a headless JRE: the `zookeeper` package would pull in a
   # full desktop JRE for the very same jar.
   libzookeeper-java default-jre-headless
+  # Netty's codec jar for the TLS ZooKeeper of zk_tls_test (secureClientPort needs Netty's
+  # connection factory); libzookeeper-java depends on it, named here because a test uses it.
+  libnetty-java
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   uuid-dev nlohmann-json3-dev clang-format
   # The event loop: standalone asio, header-only.
@@ -16,6 +21,9 @@ readonly REQUIRED_PACKAGES=(
   # The Redis backend: hiredis's reply parser, OpenSSL for rediss://; its tests start Debian's
   # redis-server (redis-cli from redis-tools) and check interoperability with python3-redis.
   libhiredis-dev libssl-dev redis-server redis-tools python3-redis openssl
+  # The MySQL backend: MariaDB Connector/C; its tests start a throwaway MariaDB server and use
+  # the mariadb command-line client; openssl makes its TLS certificate (scripts/mysql-start.sh).
+  libmariadb-dev mariadb-server mariadb-client openssl
   # Interop tests (tests/interop): Curator's jars and javac for CuratorWorker.java, kazoo.
   libcurator-recipes-java libslf4j-java default-jdk-headless python3-kazoo
   # The PostgreSQL backend: libpq, and libcrypto for the advisory keys' MD5; its tests start a

@@ -13,6 +13,9 @@
 #   ZK_OWNER_PID   if set, a watchdog kills the JVM and removes DIR once that
 #                  process is gone, so a crashed test binary does not leave a
 #                  server behind.
+#   ZK_EXTRA_CONFIG  lines appended to zoo.cfg (e.g. secureClientPort and ssl.*).
+#   ZK_EXTRA_CLASSPATH  jars added to the class path (e.g. netty-codec.jar for
+#                  the Netty connection factory, which Debian's jar does not list).
 set -euo pipefail
 # shellcheck source=scripts/zk-common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/zk-common.sh"
@@ -86,6 +89,9 @@ forceSync=no
 minSessionTimeout=400
 maxSessionTimeout=60000
 CFG
+  if [[ -n "${ZK_EXTRA_CONFIG:-}" ]]; then
+    printf '%s\n' "$ZK_EXTRA_CONFIG" >>"$dir/zoo.cfg"
+  fi
 }
 
 start_watchdog() {
@@ -109,6 +115,7 @@ start_watchdog() {
 mkdir -p "$dir/data"
 classpath=$SERVER_JAR
 [[ -f "$LOG_BINDING_JAR" ]] && classpath+=":$LOG_BINDING_JAR"
+[[ -n "${ZK_EXTRA_CLASSPATH:-}" ]] && classpath+=":$ZK_EXTRA_CLASSPATH"
 
 for attempt in $(seq 1 "$MAX_ATTEMPTS"); do
   port=${requested_port:-$(pick_free_port)}

@@ -10,6 +10,7 @@
 #include <dlock/lock_path.h>
 #include <dlock/multi_lock.h>
 #include <dlock/mutex.h>
+#include <dlock/mysql.h>
 #include <dlock/open.h>
 #include <dlock/postgres.h>
 #include <dlock/semaphore.h>

@@ -37,7 +37,8 @@ class DLOCK_EXPORT Lease {
 
   // The fencing token: strictly greater for every later acquisition of any lock on the same
   // ZooKeeper ensemble (the czxid of the lock node). Pass it to the resource you guard and
-  // have it refuse tokens lower than the highest it has seen. 0 for an empty Lease.
+  // have it refuse tokens lower than the highest it has seen. 0 for an empty Lease, and on
+  // Redlock (redlock://), which has no honest token (docs/guarantees.md).
   std::uint64_t token() const noexcept;
 
   // Fires (stop_requested() becomes true) when the lock is lost: the session expired, the lock

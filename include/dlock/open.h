@@ -34,24 +34,40 @@ namespace dlock {
 //       of `ttl` (default 10s, at least 100ms) renewed while held. ":password@" alone
 //       authenticates the default user. rediss:// is TLS, the server's certificate checked
 //       against the system's store or the PEM file FILE.
+//   redlock://[[user]:password@]host:port,host:port,...[/db][?ttl=D&connect_timeout=D]
+//       Redlock over independent Redis masters (docs/redis.md), quorum N/2+1; a quorum must
+//       answer before open() returns. Exclusive locks only; Lease::token() is 0.
 //   postgres://[user[:password]@][host][:port][/dbname][?param=value&...]   (or postgresql://)
 //   postgres:[key=value ...]
 //       a postgres::Backend (postgres.h): a libpq URI, or a libpq key=value string, or nothing
-//       (libpq's PG* variables). libpq reads every parameter but schema= and heartbeat=
-//       (sslmode=, connect_timeout=, ...). Connected before open() returns.
+//       (libpq's PG* variables). libpq reads every parameter but schema=, heartbeat=, mode= and
+//       ttl= (sslmode=, connect_timeout=, ...). mode=advisory (default: session advisory locks),
+//       mode=row (SELECT ... FOR UPDATE in a held transaction) or mode=table (a row per lock with
+//       an expiry of ttl, default 10s, at least 100ms, renewed while held; readers refused).
+//       Connected before open() returns.
+//   mysql://user[:password]@host[:port]/dbname[?ssl-mode=M&ssl-ca=FILE&connect_timeout=D&heartbeat=D
+//                                              &mode=get_lock|table&ttl=D]
+//       (also mariadb://) a mysql::Backend (mysql.h): MySQL/MariaDB named locks (mode=get_lock,
+//       the default) or the lock table (mode=table, as for postgres://), dlock's tables in
+//       dbname. M as MySQL's --ssl-mode (DISABLED, PREFERRED, REQUIRED, VERIFY_CA,
+//       VERIFY_IDENTITY).
 //
 // User, password, chroot, directory and option values are percent-decoded ("%40" is '@', "%2F"
 // is '/'), so that any password can be written. Messages that quote a URL hide its password.
 //
 // Throws dlock::Error:
-//   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it);
+//   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it), an
+//                     unknown mode= or a table-mode ttl under 100ms (postgres://, mysql://);
 //   not_supported     a backend left out of this build;
 //   connect_failed, auth_failed, cancelled   zk:// as zk::Session::connect(); redis:// when
 //                     no server answers in time (or its certificate is not trusted), when it
-//                     refuses the password, when `stop` fires;
+//                     refuses the password, when `stop` fires; redlock:// when fewer than a
+//                     quorum of masters answer;
 //   connect_failed, auth_failed, permission_denied, cancelled   postgres:// as
 //                     postgres::Backend::open();
 //   permission_denied, backend_failure    file: as file::Backend::open().
+//   connect_failed, auth_failed, permission_denied, cancelled, backend_failure   mysql:// as
+//                     mysql::Backend::open().
 DLOCK_EXPORT std::shared_ptr<Backend> open(std::string_view url);
 
 // How open() may wait for a server, and what it may not read from the URL.

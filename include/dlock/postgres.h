@@ -38,6 +38,23 @@
 
 namespace dlock::postgres {
 
+// Which PostgreSQL lock a backend takes (docs/postgres.md, "Modes").
+enum class Mode {
+  // Session-level advisory locks (pg_advisory_lock), the default: freed by the server the
+  // moment the holder's connection ends; waiters queued by the server.
+  advisory,
+  // A row per held lock in dlock_table_locks (the seed article's unique-key lock table), with an
+  // owner, an expiry the holder renews every ttl/3, takeover of an expired row and a fencing
+  // token. A crashed holder's lock is free once its row expires (at most `ttl`); waiters poll.
+  // Mutex, Semaphore, MultiLock; readers are refused (not_supported).
+  table,
+  // SELECT ... FOR UPDATE on the lock's row of dlock_row_locks (the seed article's row lock) in
+  // a transaction kept open while held, on a connection of the lock's own: freed by the server
+  // at once when that connection ends; waiters queued by the server. Mutex, the write side of
+  // SharedMutex, MultiLock; readers and Semaphores are refused (not_supported).
+  row,
+};
+
 struct Options {
   // Where to connect, as libpq reads it: a URI ("postgresql://user@host:5432/db?sslmode=require")
   // or key=value pairs ("host=db dbname=app"); empty: libpq's defaults and PG* variables.
@@ -52,14 +69,19 @@ struct Options {
   // A connection that holds locks is asked "SELECT 1" when idle for half of this; if an answer
   // takes longer than this, the connection counts as broken and its locks as lost.
   std::chrono::milliseconds heartbeat{std::chrono::seconds(2)};
+  Mode mode = Mode::advisory;
+  // Table mode: how long a lock row lasts without a renewal (at least 100 ms). A crashed
+  // holder's lock is free after at most this; lost() fires ttl/100 + 2 ms before the expiry.
+  std::chrono::milliseconds ttl{std::chrono::seconds(10)};
   // Ends open() early with dlock::Error(cancelled).
   std::stop_token stop{};
 };
 
 class DLOCK_EXPORT Backend : public dlock::Backend {
  public:
-  // Connects, then creates the schema, the sequence and the contender table if missing.
-  // Throws dlock::Error: invalid_argument (conninfo libpq cannot read), connect_failed (no
+  // Connects, then creates the schema, the sequence and the contender table if missing (and,
+  // in the table mode, its two tables). Throws dlock::Error: invalid_argument (conninfo libpq
+  // cannot read, a table-mode ttl under 100 ms), connect_failed (no
   // server, no such database, timeout), auth_failed (the server refused the credentials),
   // permission_denied (no right to create dlock's objects), cancelled, backend_failure.
   static std::shared_ptr<Backend> open(Options options);
@@ -74,8 +96,12 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
   // ones in the order they started waiting. list() names the paths dlock's contenders hold or
   // wait for now. Both throw dlock::Error: invalid_path, timed_out, session_closed,
   // connection_lost, connect_failed, permission_denied, backend_failure. make_contender() throws
-  // invalid_path; an acquisition fails with lock_mismatch where a live dlock contender uses the
-  // name as another kind of lock (or a semaphore of other permits).
+  // invalid_path; in the row mode readers' and Semaphores' acquisitions fail with
+  // not_supported, status() and list() read dlock_row_contenders, loss_notice() is zero.
+  // An acquisition fails with lock_mismatch where a live dlock contender uses the
+  // name as another kind of lock (or a semaphore of other permits), and in the table mode a
+  // reader's with not_supported. In the table mode status() and list() read dlock_table_locks
+  // and dlock_table_waiters (unexpired rows), and loss_notice() is ttl/100 + 2 ms.
   std::string_view scheme() const noexcept override { return "postgres"; }
   LockStatus status(std::string_view path, Clock::time_point deadline) override;
   using dlock::Backend::status;

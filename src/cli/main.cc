@@ -38,6 +38,7 @@ Locks are named by slash-separated paths (/jobs/nightly); a bare name means one 
 is not an option of dlock. Where locks live is a backend URL, from --backend or the
 DLOCK_BACKEND variable:
   zk://[user@]host:2181[,host:2181...][/chroot][?session_timeout=10s]   a ZooKeeper ensemble
+  zks://host:2281[,...][/chroot][?ca=FILE&cert=FILE&key=FILE]           the same over TLS
   file:  or  file:///path/to/dir                                         local files, ONE HOST ONLY
 The password of zk://user@... comes from --password-file or the DLOCK_PASSWORD variable, so
 that it need not appear in the URL, where ps shows it.

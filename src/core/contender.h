@@ -81,11 +81,18 @@ struct LeaseAccess {
 
 // A contender's attempt in flight, for abandon(): attempts own themselves (their timers and
 // callbacks hold them), so this only points at the latest one.
+//
+// An attempt can end, and its `done` start the next attempt on the same contender, before the
+// call that started it has recorded it. So each acquire() takes a ticket before it starts its
+// attempt, and recording an attempt of an older ticket than the one recorded does nothing.
 template <class Attempt>
 class CurrentAttempt {
  public:
-  void set(const std::shared_ptr<Attempt>& attempt) {
+  std::uint64_t next_ticket() noexcept { return issued_.fetch_add(1) + 1; }
+  void set(std::uint64_t ticket, const std::shared_ptr<Attempt>& attempt) {
     std::lock_guard lock(mu_);
+    if (ticket < latest_) return;
+    latest_ = ticket;
     current_ = attempt;
   }
   // The attempt if it still runs, else null.
@@ -95,7 +102,9 @@ class CurrentAttempt {
   }
 
  private:
+  std::atomic<std::uint64_t> issued_{0};
   mutable std::mutex mu_;
+  std::uint64_t latest_ = 0;
   std::weak_ptr<Attempt> current_;
 };
 

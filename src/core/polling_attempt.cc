@@ -41,11 +41,34 @@ void PollingAttempt::cancel() {
   executor_->post([self = shared_from_this()] { self->finish(Outcome::failure(errc::cancelled)); });
 }
 
+void PollingAttempt::Steps::take(Taken then) {
+  try {
+    then(Outcome::success(try_take()));
+  } catch (const Error& e) {
+    then(Outcome::failure(e));
+  }
+}
+
 void PollingAttempt::poll() {
-  if (finished_) return;
+  if (finished_ || taking_) return;
+  if (stop_.stop_requested()) return finish(Outcome::failure(errc::cancelled));
+  taking_ = true;
+  steps_->take([self = shared_from_this()](Outcome outcome) {
+    self->taking_ = false;
+    self->on_taken(std::move(outcome));
+  });
+}
+
+void PollingAttempt::on_taken(Outcome outcome) {
+  if (finished_) {
+    // Cancelled while the try was on its way: what it took goes back at once.
+    if (outcome.holding) outcome.holding->release();
+    return;
+  }
+  if (outcome.error) return finish(std::move(outcome));
+  if (outcome.holding) return finish(std::move(outcome));
   if (stop_.stop_requested()) return finish(Outcome::failure(errc::cancelled));
   try {
-    if (auto holding = steps_->try_take()) return finish(Outcome::success(std::move(holding)));
     const auto now = Clock::now();
     if (now >= deadline_) return finish(Outcome::failure(errc::timed_out));
     if (!waited_) {

@@ -1,5 +1,5 @@
 // One attempt for backends that can only try, not queue on the server: flock without
-// blocking, Redis's SET NX, MySQL's GET_LOCK with no wait. It tries at once on the executor,
+// blocking, Redis's SET NX, the SQL table mode's INSERT. It tries at once on the executor,
 // then again after a backoff that doubles from `first` to `longest`, until it holds, the
 // deadline passes, the stop token fires or cancel() is called. The next try is never later
 // than the deadline, and a stop request is answered at once.
@@ -23,7 +23,12 @@ class PollingAttempt : public std::enable_shared_from_this<PollingAttempt> {
    public:
     virtual ~Steps() = default;
     // The holding if the lock was free, null if it is busy. Throws dlock::Error.
-    virtual std::shared_ptr<Holding> try_take() = 0;
+    virtual std::shared_ptr<Holding> try_take() { return nullptr; }
+    // The same for steps that must wait for a server without blocking the executor: calls
+    // `then` once, on the executor, with a holding (free), neither holding nor error (busy),
+    // or an error. The default runs try_take().
+    using Taken = std::function<void(Outcome)>;
+    virtual void take(Taken then);
     // Once, before the first wait: make the waiter visible (status()). Throws dlock::Error.
     virtual void waiting() {}
     // Once, when the attempt ends, whatever the outcome: undo what waiting() did.
@@ -46,6 +51,7 @@ class PollingAttempt : public std::enable_shared_from_this<PollingAttempt> {
   PollingAttempt(std::shared_ptr<Executor> executor, std::unique_ptr<Steps> steps, Backoff backoff,
                  Clock::time_point deadline, std::stop_token stop, Contender::Done done);
   void poll();
+  void on_taken(Outcome outcome);
   void finish(Outcome outcome);
 
   // Everything below is touched on the executor only.
@@ -57,6 +63,7 @@ class PollingAttempt : public std::enable_shared_from_this<PollingAttempt> {
   Contender::Done done_;
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   bool finished_ = false;
+  bool taking_ = false;  // a take() is in flight: a stop request waits for its answer
   bool waited_ = false;
   Clock::duration next_wait_;
 };

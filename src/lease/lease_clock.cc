@@ -22,6 +22,10 @@ LeaseClock::LeaseClock(LeaseTerms terms) : terms_(terms) {
   valid_for_ = ttl - drift - std::chrono::duration_cast<Clock::duration>(terms_.margin);
 }
 
+std::chrono::milliseconds LeaseClock::notice() const noexcept {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(terms_.ttl - valid_for_);
+}
+
 Clock::time_point LeaseClock::valid_until(Clock::time_point sent) const noexcept {
   return sent + valid_for_;
 }

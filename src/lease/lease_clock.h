@@ -54,6 +54,10 @@ class LeaseClock {
 
   const LeaseTerms& terms() const noexcept { return terms_; }
 
+  // How long before the server's own expiry (counted from the same sending time) the lease
+  // clock gives the lease up: the drift and the margin. A backend's loss_notice().
+  std::chrono::milliseconds notice() const noexcept;
+
  private:
   LeaseTerms terms_;
   Clock::duration valid_for_;

@@ -1,106 +1,135 @@
 #include "client.h"
 
-#include <zookeeper/zookeeper.h>
-
-#include <cerrno>
-#include <cstring>
+#include <algorithm>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <random>
 #include <utility>
 
 #include <dlock/error.h>
 
-#include "log_router.h"
+#include "proto.h"
 
 namespace dlock::zk {
 
 namespace {
 
-Stat to_stat(const ::Stat* s) {
-  if (s == nullptr) return {};
-  return {.czxid = s->czxid,
-          .mzxid = s->mzxid,
-          .ephemeral_owner = s->ephemeralOwner,
-          .version = s->version,
-          .cversion = s->cversion,
-          .num_children = s->numChildren};
-}
+using SteadyClock = std::chrono::steady_clock;
 
-int to_flags(CreateMode mode) {
+// Between two rounds over every host that all failed: a pause, so that a down ensemble is not
+// hammered, short enough that a restarted server is found well within a session timeout.
+constexpr std::chrono::milliseconds kRoundPause{100};
+
+std::int32_t to_flags(CreateMode mode) {
   switch (mode) {
     case CreateMode::persistent:
-      return ZOO_PERSISTENT;
+      return proto::kPersistent;
     case CreateMode::ephemeral:
-      return ZOO_EPHEMERAL;
+      return proto::kEphemeral;
     case CreateMode::ephemeral_sequential:
-      return ZOO_EPHEMERAL_SEQUENTIAL;
+      return proto::kEphemeralSequential;
     case CreateMode::container:
-      return ZOO_CONTAINER;
+      return proto::kContainer;
   }
-  return ZOO_PERSISTENT;
+  return proto::kPersistent;
 }
 
-// The C client hands each completion back the pointer it was given; this takes ownership of
-// the heap-allocated C++ callback behind it, so it is freed before it runs.
-template <class Fn>
-std::unique_ptr<Fn> reclaim(const void* data) {
-  return std::unique_ptr<Fn>(static_cast<Fn*>(const_cast<void*>(data)));
+// "host:port", "[v6]:port" or "host" (port 2181).
+std::pair<std::string, std::string> split_host_port(const std::string& entry) {
+  if (!entry.empty() && entry.front() == '[') {
+    const std::size_t close = entry.find(']');
+    if (close != std::string::npos) {
+      const std::string host = entry.substr(1, close - 1);
+      if (close + 1 < entry.size() && entry[close + 1] == ':') {
+        return {host, entry.substr(close + 2)};
+      }
+      return {host, "2181"};
+    }
+  }
+  const std::size_t colon = entry.rfind(':');
+  if (colon == std::string::npos) return {entry, "2181"};
+  return {entry.substr(0, colon), entry.substr(colon + 1)};
 }
-
-template <class Fn>
-void* leak(Fn fn) {
-  return new Fn(std::move(fn));
-}
-
-// A multi() request: the C client writes results into these arrays when it completes.
-struct MultiRequest {
-  std::vector<Op> ops;
-  std::vector<zoo_op_t> c_ops;
-  std::vector<zoo_op_result_t> results;
-  std::vector<std::string> created;  // buffers for create ops' returned paths
-  Client::Completion done;
-};
 
 }  // namespace
 
 Client::Client(Config config, std::shared_ptr<detail::Executor> executor, EventListener listener)
-    : config_(std::move(config)), executor_(std::move(executor)), listener_(std::move(listener)) {}
+    : config_(std::move(config)),
+      executor_(std::move(executor)),
+      listener_(std::move(listener)),
+      timeout_ms_(config_.session_timeout.count()),
+      timer_(executor_->io_context()) {}
 
 std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Executor> executor,
                                      EventListener listener) {
   std::shared_ptr<Client> client(
       new Client(std::move(config), std::move(executor), std::move(listener)));
-  const std::string connect = client->config_.hosts + client->config_.chroot;
-  const int timeout_ms = static_cast<int>(client->config_.session_timeout.count());
-  errno = 0;
-  client->handle_ = zookeeper_init2(connect.c_str(), &Client::on_session_event, timeout_ms, nullptr,
-                                    client.get(), 0, &log_router::forward);
-  if (client->handle_ == nullptr) {
-    const int err = errno;
-    client->closed_ = true;
-    // The host list was checked for form before; what the C client refuses now is a name
-    // that does not resolve (it reports getaddrinfo's failure as ENOENT or EINVAL).
-    throw Error(errc::invalid_argument,
-                "cannot resolve the ZooKeeper hosts '" + client->config_.hosts + "'" +
-                    (err && err != ENOENT && err != EINVAL ? std::string(": ") + std::strerror(err)
-                                                           : std::string()));
+  client->tls_ = make_tls_context(client->config_.tls);
+  // Names are resolved once, here, as ZooKeeper's C client did: a name that does not resolve
+  // is a configuration error to report now, not a connection to retry forever.
+  asio::io_context resolver_io;
+  asio::ip::tcp::resolver resolver(resolver_io);
+  std::size_t start = 0;
+  const std::string& hosts = client->config_.hosts;
+  while (start <= hosts.size()) {
+    std::size_t end = hosts.find(',', start);
+    if (end == std::string::npos) end = hosts.size();
+    const std::string entry = hosts.substr(start, end - start);
+    start = end + 1;
+    if (entry.empty()) continue;
+    const auto [host, port] = split_host_port(entry);
+    std::error_code ec;
+    const auto results = resolver.resolve(host, port, ec);
+    if (ec || results.empty()) {
+      throw Error(errc::invalid_argument, "cannot resolve the ZooKeeper hosts '" + hosts +
+                                              "': " + host + ": " + ec.message());
+    }
+    for (const auto& result : results) {
+      client->endpoints_.push_back({result.endpoint(), host});
+    }
   }
-  for (const std::string& credential : client->config_.digest_auth) {
-    zoo_add_auth(client->handle_, "digest", credential.data(), static_cast<int>(credential.size()),
-                 nullptr, nullptr);
+  if (client->endpoints_.empty()) {
+    throw Error(errc::invalid_argument, "no ZooKeeper host in '" + hosts + "'");
   }
+  // Shuffled so that many clients spread over the ensemble.
+  std::shuffle(client->endpoints_.begin(), client->endpoints_.end(),
+               std::mt19937(std::random_device{}()));
+  asio::post(client->executor_->io_context(), [client] { client->connect_next(); });
   return client;
 }
 
-Client::~Client() { close(make_error_code(errc::session_closed)); }
+Client::~Client() {
+  // Every handler holds the client, so none is pending: nothing runs on the loop for us any
+  // more. What was never sent completes now.
+  die(make_error_code(errc::session_closed));
+  std::deque<Request> unsent;
+  {
+    std::lock_guard lock(mu_);
+    unsent.swap(outbox_);
+  }
+  for (Request& request : unsent) {
+    executor_->post([on_reply = std::move(request.on_reply)] {
+      jute::Reader none({});
+      on_reply(make_error_code(errc::session_closed), none);
+    });
+  }
+  if (transport_) transport_->close();
+}
 
 void Client::close(std::error_code reason) {
   die(reason);
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> closed = done->get_future();
   {
-    std::unique_lock lock(handle_mu_);
-    if (closed_) return;
-    closed_ = true;
+    std::lock_guard lock(mu_);
+    if (closing_) return;
+    closing_ = true;
   }
-  // No request can reach the handle any more; pending completions run from here on.
-  zookeeper_close(handle_);
+  asio::post(executor_->io_context(),
+             [self = shared_from_this(), reason, done] { self->begin_close(reason, done); });
+  if (executor_->in_executor_thread()) return;
+  closed.wait_for(std::chrono::milliseconds(timeout_ms_.load()) / 3 +
+                  std::chrono::milliseconds(500));
 }
 
 void Client::kill(std::error_code reason) { die(reason); }
@@ -111,14 +140,13 @@ std::error_code Client::dead_reason() const {
 }
 
 std::chrono::milliseconds Client::negotiated_timeout() const noexcept {
-  std::shared_lock lock(handle_mu_);
-  return closed_ ? config_.session_timeout : std::chrono::milliseconds(zoo_recv_timeout(handle_));
+  return std::chrono::milliseconds(timeout_ms_.load());
 }
 
 void Client::die(std::error_code reason) {
   std::vector<Completion> waiters;
   std::map<ObserverId, Completion> observers;
-  std::map<std::string, std::map<std::uint64_t, WatchFn>> watches;
+  std::map<std::string, std::map<std::uint64_t, Watcher>> watches;
   {
     std::lock_guard lock(mu_);
     if (dead_) return;
@@ -132,232 +160,163 @@ void Client::die(std::error_code reason) {
   for (auto& [id, observer] : observers) observer(reason);
 }
 
-void Client::on_session_event(zhandle_t* handle, int type, int state, const char*, void* ctx) {
-  if (type == ZOO_SESSION_EVENT) static_cast<Client*>(ctx)->handle_state(handle, state);
+std::string Client::server_path(const std::string& path) const {
+  if (config_.chroot.empty()) return path;
+  return path == "/" ? config_.chroot : config_.chroot + path;
 }
 
-// `handle` is the callback's own: the first event can come before zookeeper_init2() returned
-// and handle_ was set.
-void Client::handle_state(zhandle_t* handle, int state) {
-  if (state == ZOO_CONNECTED_STATE) {
-    session_id_ = zoo_client_id(handle)->client_id;
-    std::vector<Completion> waiters;
-    {
-      std::lock_guard lock(mu_);
-      if (dead_) return;
-      connected_ = true;
-      waiters.swap(connection_waiters_);
+std::string Client::client_path(std::string path) const {
+  const std::string& root = config_.chroot;
+  if (root.empty() || path.compare(0, root.size(), root) != 0) return path;
+  if (path.size() == root.size()) return "/";
+  if (path[root.size()] != '/') return path;
+  return path.substr(root.size());
+}
+
+// ---- Submitting requests (any thread) ----
+
+void Client::submit(std::string frame, ReplyHandler on_reply) {
+  std::error_code dead;
+  bool post_flush = false;
+  {
+    std::lock_guard lock(mu_);
+    dead = dead_;
+    if (!dead) {
+      const std::int32_t xid = next_xid_++;
+      // Wraps after 2^31 requests; negative xids are ZooKeeper's reserved ones.
+      if (next_xid_ < 0) next_xid_ = 1;
+      proto::set_xid(frame, xid);
+      outbox_.push_back({xid, std::move(frame), std::move(on_reply)});
+      post_flush = !flush_posted_;
+      flush_posted_ = true;
     }
-    for (auto& waiter : waiters) waiter({});
-    listener_(ConnectionEvent::connected);
-  } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
-    connected_ = false;
-    listener_(ConnectionEvent::disconnected);
-  } else if (state == ZOO_EXPIRED_SESSION_STATE) {
-    die(make_error_code(errc::session_expired));
-    listener_(ConnectionEvent::expired);
-  } else if (state == ZOO_AUTH_FAILED_STATE) {
-    die(make_error_code(errc::auth_failed));
-    listener_(ConnectionEvent::auth_failed);
   }
-}
-
-void Client::on_node_event(zhandle_t*, int type, int, const char* path, void* ctx) {
-  if (type == ZOO_SESSION_EVENT || path == nullptr) return;  // the session watcher handles it
-  WatchEvent event;
-  if (type == ZOO_DELETED_EVENT) {
-    event = WatchEvent::deleted;
-  } else if (type == ZOO_CHANGED_EVENT) {
-    event = WatchEvent::changed;
-  } else if (type == ZOO_CREATED_EVENT) {
-    event = WatchEvent::created;
-  } else if (type == ZOO_CHILD_EVENT) {
-    event = WatchEvent::child;
-  } else {
+  if (dead) {
+    executor_->post([on_reply = std::move(on_reply), dead] {
+      jute::Reader none({});
+      on_reply(dead, none);
+    });
     return;
   }
-  auto* self = static_cast<Client*>(ctx);
-  std::map<std::uint64_t, WatchFn> fired;
-  {
-    std::lock_guard lock(self->mu_);
-    auto it = self->watches_.find(path);
-    if (it == self->watches_.end()) return;
-    fired.swap(it->second);
-    self->watches_.erase(it);
+  if (post_flush) {
+    asio::post(executor_->io_context(), [self = shared_from_this()] { self->flush(); });
   }
-  for (auto& [id, fn] : fired) fn(event);
-}
-
-std::uint64_t Client::add_watch(const std::string& path, WatchFn fn) {
-  std::lock_guard lock(mu_);
-  const std::uint64_t id = next_watch_++;
-  watches_[path].emplace(id, std::move(fn));
-  return id;
-}
-
-void Client::drop_watch(const std::string& path, std::uint64_t id) {
-  std::lock_guard lock(mu_);
-  auto it = watches_.find(path);
-  if (it == watches_.end()) return;
-  it->second.erase(id);
-  if (it->second.empty()) watches_.erase(it);
-}
-
-template <class Fn, class... Args>
-void Client::fail_later(Fn&& done, int rc, Args... empty) {
-  std::error_code ec = dead_reason();
-  // Refused before it was sent, so certainly not applied: a system error (out of memory, a
-  // request that cannot be marshalled) must not read as "maybe applied, retry once connected",
-  // which would retry it forever.
-  const bool system = rc < 0 && rc > ZAPIERROR && rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT;
-  if (!ec) ec = system ? make_error_code(Code::api_error) : from_rc(rc);
-  executor_->post([done = std::move(done), ec, empty...]() { done(ec, empty...); });
 }
 
 void Client::create(const std::string& path, std::string_view data, CreateMode mode,
                     CreateCompletion done) {
-  std::shared_lock lock(handle_mu_);
-  if (closed_) return fail_later(std::move(done), ZCLOSING, std::string(), Stat{});
-  auto* cb = leak(std::move(done));
-  const ACL_vector* acl = config_.digest_auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
-  const int rc = zoo_acreate2(
-      handle_, path.c_str(), data.data(), static_cast<int>(data.size()), acl, to_flags(mode),
-      [](int rc, const char* created, const ::Stat* stat, const void* d) {
-        auto fn = reclaim<CreateCompletion>(d);
-        (*fn)(from_rc(rc), rc == ZOK && created ? created : "",
-              to_stat(rc == ZOK ? stat : nullptr));
-      },
-      cb);
-  if (rc != ZOK) fail_later(*reclaim<CreateCompletion>(cb), rc, std::string(), Stat{});
+  const proto::Acl acl = config_.digest_auth.empty() ? proto::Acl::open : proto::Acl::creator_all;
+  submit(proto::create_request(server_path(path), data, acl, to_flags(mode)),
+         // Weak: a request the destructor completes runs after the client is gone.
+         [weak = weak_from_this(), done = std::move(done)](std::error_code ec, jute::Reader& body) {
+           auto self = weak.lock();
+           if (ec || !self) {
+             done(ec ? ec : make_error_code(errc::session_closed), std::string(), Stat{});
+             return true;
+           }
+           std::string created = body.bytes();
+           Stat stat;
+           proto::decode_stat(body, stat);
+           if (!body.done()) {
+             done(make_error_code(Code::marshalling_error), std::string(), Stat{});
+             return false;
+           }
+           done({}, self->client_path(std::move(created)), stat);
+           return true;
+         });
 }
 
 void Client::remove(const std::string& path, int version, Completion done) {
-  std::shared_lock lock(handle_mu_);
-  if (closed_) return fail_later(std::move(done), ZCLOSING);
-  auto* cb = leak(std::move(done));
-  const int rc = zoo_adelete(
-      handle_, path.c_str(), version,
-      [](int rc, const void* d) { (*reclaim<Completion>(d))(from_rc(rc)); }, cb);
-  if (rc != ZOK) fail_later(*reclaim<Completion>(cb), rc);
+  submit(proto::delete_request(server_path(path), version),
+         [done = std::move(done)](std::error_code ec, jute::Reader&) {
+           done(ec);
+           return true;
+         });
 }
 
 std::uint64_t Client::get_data(const std::string& path, WatchFn watch, DataCompletion done) {
-  std::shared_lock lock(handle_mu_);
-  if (closed_) {
-    fail_later(std::move(done), ZCLOSING, std::string(), Stat{});
-    return 0;
-  }
-  struct Request {
-    Client* client;
-    std::string path;
-    std::uint64_t watch_id;
-    DataCompletion done;
-  };
   const std::uint64_t watch_id = watch ? add_watch(path, std::move(watch)) : 0;
-  auto* request = new Request{this, path, watch_id, std::move(done)};
-  const auto completion = [](int rc, const char* value, int len, const ::Stat* stat,
-                             const void* d) {
-    std::unique_ptr<Request> r = reclaim<Request>(d);
-    // ZooKeeper sets no data watch when getData fails: forget ours.
-    if (rc != ZOK && r->watch_id != 0) r->client->drop_watch(r->path, r->watch_id);
-    std::string data = rc == ZOK && value != nullptr && len > 0 ? std::string(value, len) : "";
-    r->done(from_rc(rc), std::move(data), to_stat(rc == ZOK ? stat : nullptr));
-  };
-  const int rc = watch_id != 0 ? zoo_awget(handle_, path.c_str(), &Client::on_node_event, this,
-                                           completion, request)
-                               : zoo_aget(handle_, path.c_str(), 0, completion, request);
-  if (rc != ZOK) {
-    std::unique_ptr<Request> r(request);
-    if (watch_id != 0) drop_watch(path, watch_id);
-    fail_later(std::move(r->done), rc, std::string(), Stat{});
-    return 0;
-  }
+  submit(proto::get_data_request(server_path(path), watch_id != 0),
+         [weak = weak_from_this(), path, watch_id, done = std::move(done)](std::error_code ec,
+                                                                           jute::Reader& body) {
+           std::string data;
+           Stat stat;
+           if (!ec) {
+             data = body.bytes();
+             proto::decode_stat(body, stat);
+             if (!body.done()) ec = make_error_code(Code::marshalling_error);
+           }
+           // ZooKeeper sets no data watch when getData fails: forget ours. A client already
+           // destroyed has forgotten every watch.
+           auto self = weak.lock();
+           if (watch_id != 0 && self) {
+             ec ? self->drop_watch(path, watch_id) : self->arm_watch(path, watch_id);
+           }
+           if (ec) {
+             done(ec, std::string(), Stat{});
+             return ec != Code::marshalling_error;
+           }
+           done({}, std::move(data), stat);
+           return true;
+         });
   return watch_id;
 }
 
 void Client::get_children(const std::string& path, ChildrenCompletion done) {
-  std::shared_lock lock(handle_mu_);
-  if (closed_) return fail_later(std::move(done), ZCLOSING, std::vector<std::string>(), Stat{});
-  auto* cb = leak(std::move(done));
-  const int rc = zoo_aget_children2(
-      handle_, path.c_str(), 0,
-      [](int rc, const String_vector* strings, const ::Stat* stat, const void* d) {
-        auto fn = reclaim<ChildrenCompletion>(d);
-        std::vector<std::string> children;
-        if (rc == ZOK && strings != nullptr) {
-          children.reserve(strings->count);
-          for (int i = 0; i < strings->count; ++i) children.emplace_back(strings->data[i]);
-        }
-        (*fn)(from_rc(rc), std::move(children), to_stat(rc == ZOK ? stat : nullptr));
-      },
-      cb);
-  if (rc != ZOK) {
-    fail_later(*reclaim<ChildrenCompletion>(cb), rc, std::vector<std::string>(), Stat{});
-  }
+  submit(proto::get_children2_request(server_path(path)),
+         [done = std::move(done)](std::error_code ec, jute::Reader& body) {
+           if (ec) {
+             done(ec, {}, Stat{});
+             return true;
+           }
+           std::vector<std::string> children = body.strings();
+           Stat stat;
+           proto::decode_stat(body, stat);
+           if (!body.done()) {
+             done(make_error_code(Code::marshalling_error), {}, Stat{});
+             return false;
+           }
+           done({}, std::move(children), stat);
+           return true;
+         });
 }
 
 void Client::sync(const std::string& path, Completion done) {
-  std::shared_lock lock(handle_mu_);
-  if (closed_) return fail_later(std::move(done), ZCLOSING);
-  auto* cb = leak(std::move(done));
-  const int rc = zoo_async(
-      handle_, path.c_str(),
-      [](int rc, const char*, const void* d) { (*reclaim<Completion>(d))(from_rc(rc)); }, cb);
-  if (rc != ZOK) fail_later(*reclaim<Completion>(cb), rc);
+  submit(proto::sync_request(server_path(path)),
+         [done = std::move(done)](std::error_code ec, jute::Reader& body) {
+           if (!ec) body.bytes();
+           if (!ec && !body.done()) {
+             done(make_error_code(Code::marshalling_error));
+             return false;
+           }
+           done(ec);
+           return true;
+         });
 }
 
 void Client::multi(const std::vector<Op>& ops, Completion done) {
-  std::shared_lock lock(handle_mu_);
-  if (closed_) return fail_later(std::move(done), ZCLOSING);
-  auto* request = new MultiRequest{ops, {}, {}, {}, std::move(done)};
-  const ACL_vector* acl = config_.digest_auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
-  request->c_ops.resize(ops.size());
-  request->results.resize(ops.size());
-  request->created.resize(ops.size());
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const Op& op = request->ops[i];
-    zoo_op_t* c = &request->c_ops[i];
-    switch (op.kind) {
-      case Op::Kind::create:
-        request->created[i].resize(op.path.size() + 16);
-        zoo_create_op_init(c, op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()),
-                           acl, op.ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT,
-                           request->created[i].data(),
-                           static_cast<int>(request->created[i].size()));
-        break;
-      case Op::Kind::remove:
-        zoo_delete_op_init(c, op.path.c_str(), op.version);
-        break;
-      case Op::Kind::set:
-        zoo_set_op_init(c, op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()),
-                        op.version, nullptr);
-        break;
-      case Op::Kind::check:
-        zoo_check_op_init(c, op.path.c_str(), op.version);
-        break;
+  std::vector<Op> on_server = ops;
+  for (Op& op : on_server) op.path = server_path(op.path);
+  const proto::Acl acl = config_.digest_auth.empty() ? proto::Acl::open : proto::Acl::creator_all;
+  submit(proto::multi_request(on_server, acl), [done = std::move(done)](std::error_code ec,
+                                                                        jute::Reader& body) {
+    // A failed multi still carries its results; the first real failure says why.
+    std::int32_t first_error = 0;
+    const bool decoded = body.remaining() > 0 && proto::decode_multi_response(body, first_error);
+    if (first_error != 0) {
+      done(from_rc(first_error));
+      return true;
     }
-  }
-  const int rc = zoo_amulti(
-      handle_, static_cast<int>(ops.size()), request->c_ops.data(), request->results.data(),
-      [](int rc, const void* d) {
-        std::unique_ptr<MultiRequest> r = reclaim<MultiRequest>(d);
-        // After a failed multi, ops before the failing one report ZOK although nothing was
-        // applied: report the first op that really failed.
-        std::error_code ec = from_rc(rc);
-        for (const zoo_op_result_t& result : r->results) {
-          if (rc != ZOK && result.err != ZOK && result.err != ZRUNTIMEINCONSISTENCY) {
-            ec = from_rc(result.err);
-            break;
-          }
-        }
-        r->done(ec);
-      },
-      request);
-  if (rc != ZOK) {
-    std::unique_ptr<MultiRequest> r(request);
-    fail_later(std::move(r->done), rc);
-  }
+    if (!ec && !decoded) {
+      done(make_error_code(Code::marshalling_error));
+      return false;
+    }
+    done(ec);
+    return true;
+  });
 }
+
+// ---- Connection waiters, observers, watches (any thread) ----
 
 void Client::when_connected(Completion fn) {
   std::error_code dead;
@@ -393,23 +352,60 @@ void Client::remove_observer(ObserverId id) {
   observers_.erase(id);
 }
 
+std::uint64_t Client::add_watch(const std::string& path, WatchFn fn) {
+  std::lock_guard lock(mu_);
+  const std::uint64_t id = next_watch_++;
+  watches_[path].emplace(id, Watcher{std::move(fn), false});
+  return id;
+}
+
+void Client::arm_watch(const std::string& path, std::uint64_t id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = watches_.find(path);
+    if (it != watches_.end()) {
+      auto watcher = it->second.find(id);
+      if (watcher != it->second.end()) {
+        watcher->second.armed = true;
+        return;
+      }
+      return;  // other watchers of ours still want the server's watch
+    }
+    if (dead_) return;
+  }
+  // The watcher was removed while its getData was in flight, and no other wants the path:
+  // drop the watch the server just set.
+  submit(proto::remove_watches_request(server_path(path), proto::kDataWatcher),
+         [](std::error_code, jute::Reader&) { return true; });
+}
+
+void Client::drop_watch(const std::string& path, std::uint64_t id) {
+  std::lock_guard lock(mu_);
+  auto it = watches_.find(path);
+  if (it == watches_.end()) return;
+  it->second.erase(id);
+  if (it->second.empty()) watches_.erase(it);
+}
+
 void Client::remove_watch(const std::string& path, std::uint64_t id) {
   {
     std::lock_guard lock(mu_);
     auto it = watches_.find(path);
-    if (it == watches_.end() || it->second.erase(id) == 0) return;  // fired or never set
+    if (it == watches_.end()) return;  // fired or never set
+    auto watcher = it->second.find(id);
+    if (watcher == it->second.end()) return;
+    const bool armed = watcher->second.armed;
+    it->second.erase(watcher);
     if (!it->second.empty()) return;  // another watcher of ours still needs the server's watch
     watches_.erase(it);
+    // Not armed: its getData is in flight, and arm_watch() removes what it sets.
+    if (!armed || dead_) return;
   }
-  std::shared_lock lock(handle_mu_);
-  if (closed_) return;
-  // Removing one watcher only checks the server's watch (op checkWatches) and forgets it
-  // locally; only "remove all" makes the server drop it. We were the last watcher on the path.
-  // The C client takes the completion through this pointer type but uses the value it holds
-  // as the function (its own synchronous wrapper passes a marker the same way).
-  void_completion_t ignore = [](int, const void*) {};
-  zoo_aremove_all_watches(handle_, path.c_str(), ZWATCHTYPE_DATA, 0,
-                          reinterpret_cast<void_completion_t*>(ignore), nullptr);
+  // ZooKeeper's removeWatches for data watches: the server drops its watch, so deleting the
+  // node then sends us no notification. The reply (ok, or "no watcher" if it fired meanwhile)
+  // says nothing we need.
+  submit(proto::remove_watches_request(server_path(path), proto::kDataWatcher),
+         [](std::error_code, jute::Reader&) { return true; });
 }
 
 void Client::remove_in_background(const std::string& path) {
@@ -427,6 +423,401 @@ void Client::remove_in_background(const std::string& path) {
                                        "): it stays until the session ends");
     }
   });
+}
+
+// ---- The connection (the executor's thread) ----
+
+void Client::connect_next() {
+  if (phase_ != Phase::idle) return;
+  {
+    std::lock_guard lock(mu_);
+    // Expired or refused: nothing to resume. Closing: begin_close() ends it.
+    if (closing_ || (dead_ && session_id_ == 0)) return;
+  }
+  const Endpoint& endpoint = endpoints_[next_endpoint_];
+  next_endpoint_ = (next_endpoint_ + 1) % endpoints_.size();
+  const std::uint64_t generation = ++generation_;
+  phase_ = Phase::connecting;
+  transport_ = make_transport(executor_->io_context(), tls_);
+  // An attempt gets a third of the timeout: a silent host is given up in time to try another
+  // before the session expires.
+  last_heard_ = SteadyClock::now();
+  last_sent_ = last_heard_;
+  arm_timer();
+  transport_->connect(endpoint.address, endpoint.host,
+                      [self = shared_from_this(), generation](std::error_code ec) {
+                        self->on_transport_connected(generation, ec);
+                      });
+}
+
+void Client::on_transport_connected(std::uint64_t generation, std::error_code ec) {
+  if (generation != generation_ || phase_ != Phase::connecting) return;
+  if (ec) return lose_connection(make_error_code(Code::connection_loss));
+  phase_ = Phase::handshaking;
+  read_buffer_.resize(64 * 1024);
+  read_fill_ = 0;
+  writing_.clear();
+  to_write_.clear();
+  send(proto::connect_request(last_zxid_,
+                              static_cast<std::int32_t>(config_.session_timeout.count()),
+                              session_id_, password_));
+  read_more();
+}
+
+void Client::on_handshake(std::string_view frame) {
+  proto::ConnectResponse response;
+  if (!proto::decode_connect_response(frame, response)) {
+    return lose_connection(make_error_code(Code::marshalling_error));
+  }
+  if (response.timeout_ms <= 0) {
+    // The server no longer knows the session: it expired while we were away.
+    phase_ = Phase::closed;
+    transport_->close();
+    die(make_error_code(errc::session_expired));
+    fail_in_flight(make_error_code(errc::session_expired));
+    listener_(ConnectionEvent::expired);
+    return;
+  }
+  session_id_ = response.session_id;
+  password_ = std::move(response.password);
+  timeout_ms_ = response.timeout_ms;
+  phase_ = Phase::ready;
+  failed_attempts_ = 0;
+  for (const std::string& credential : config_.digest_auth) {
+    send(proto::auth_request("digest", credential));
+  }
+  std::vector<std::string> armed;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [path, watchers] : watches_) {
+      if (std::any_of(watchers.begin(), watchers.end(),
+                      [](const auto& w) { return w.second.armed; })) {
+        armed.push_back(server_path(path));
+      }
+    }
+  }
+  // The server forgot this connection's watches: SetWatches re-registers them, and fires at
+  // once those whose node changed since the last zxid we saw.
+  for (const std::string& frame : proto::set_watches_requests(last_zxid_, armed)) send(frame);
+  std::vector<Completion> waiters;
+  {
+    std::lock_guard lock(mu_);
+    if (dead_) return flush();
+    connected_ = true;
+    waiters.swap(connection_waiters_);
+  }
+  flush();
+  arm_timer();
+  for (auto& waiter : waiters) waiter({});
+  listener_(ConnectionEvent::connected);
+}
+
+void Client::read_more() {
+  if (read_buffer_.size() - read_fill_ < 4096) read_buffer_.resize(read_buffer_.size() * 2);
+  transport_->read_some(
+      asio::buffer(read_buffer_.data() + read_fill_, read_buffer_.size() - read_fill_),
+      [self = shared_from_this(), generation = generation_](std::error_code ec, std::size_t n) {
+        self->on_read(generation, ec, n);
+      });
+}
+
+void Client::on_read(std::uint64_t generation, std::error_code ec, std::size_t n) {
+  if (generation != generation_) return;
+  if (phase_ != Phase::handshaking && phase_ != Phase::ready) return;
+  if (ec) return lose_connection(make_error_code(Code::connection_loss));
+  last_heard_ = SteadyClock::now();
+  read_fill_ += n;
+  std::size_t at = 0;
+  while (read_fill_ - at >= 4) {
+    jute::Reader prefix(std::string_view(read_buffer_.data() + at, 4));
+    const std::int32_t length = prefix.int32();
+    if (length < 0 || length > proto::kMaxFrame) {
+      return lose_connection(make_error_code(Code::marshalling_error));
+    }
+    if (read_fill_ - at - 4 < static_cast<std::size_t>(length)) {
+      // Incomplete: make room for the whole frame.
+      if (read_buffer_.size() < static_cast<std::size_t>(length) + 4) {
+        read_buffer_.resize(static_cast<std::size_t>(length) + 4 + 4096);
+      }
+      break;
+    }
+    const std::string_view frame(read_buffer_.data() + at + 4, static_cast<std::size_t>(length));
+    at += 4 + static_cast<std::size_t>(length);
+    if (phase_ == Phase::handshaking) {
+      on_handshake(frame);
+    } else if (!handle_frame(frame)) {
+      return;
+    }
+    // A handler may have ended the connection, or a new one may have started.
+    if (generation != generation_ || phase_ != Phase::ready) return;
+  }
+  if (at > 0) {
+    read_buffer_.erase(0, at);
+    read_fill_ -= at;
+    if (read_buffer_.size() < 64 * 1024) read_buffer_.resize(64 * 1024);
+  }
+  read_more();
+}
+
+bool Client::handle_frame(std::string_view frame) {
+  jute::Reader body(frame);
+  proto::ReplyHeader header;
+  if (!proto::decode_reply_header(body, header)) {
+    lose_connection(make_error_code(Code::marshalling_error));
+    return false;
+  }
+  if (header.zxid > last_zxid_) last_zxid_ = header.zxid;
+  switch (header.xid) {
+    case proto::kWatchXid:
+      on_notification(body);
+      return phase_ == Phase::ready;
+    case proto::kPingXid:
+    case proto::kSetWatchesXid:
+      return true;
+    case proto::kAuthXid:
+      if (header.err == 0) return true;
+      // ZooKeeper closes the connection after a refused credential.
+      phase_ = Phase::closed;
+      transport_->close();
+      die(make_error_code(errc::auth_failed));
+      fail_in_flight(make_error_code(Code::auth_failed));
+      listener_(ConnectionEvent::auth_failed);
+      return false;
+    default:
+      break;
+  }
+  if (in_flight_.empty() || in_flight_.front().xid != header.xid) {
+    // A reply to a request we did not send, or out of order: the stream cannot be trusted.
+    lose_connection(make_error_code(Code::runtime_inconsistency));
+    return false;
+  }
+  Request request = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  const std::error_code ec = from_rc(header.err);
+  // Handlers read no body after an error, but a multi's results.
+  if (!request.on_reply(ec, body)) {
+    lose_connection(make_error_code(Code::marshalling_error));
+    return false;
+  }
+  return true;
+}
+
+void Client::on_notification(jute::Reader& body) {
+  proto::WatcherEvent event;
+  if (!proto::decode_watcher_event(body, event)) {
+    return lose_connection(make_error_code(Code::marshalling_error));
+  }
+  WatchEvent what;
+  switch (event.type) {
+    case proto::kNodeCreated:
+      what = WatchEvent::created;
+      break;
+    case proto::kNodeDeleted:
+      what = WatchEvent::deleted;
+      break;
+    case proto::kNodeDataChanged:
+      what = WatchEvent::changed;
+      break;
+    case proto::kNodeChildrenChanged:
+      what = WatchEvent::child;
+      break;
+    default:
+      return;  // a session event: the connection's own state says it
+  }
+  const std::string path = client_path(std::move(event.path));
+  std::vector<WatchFn> fired;
+  {
+    std::lock_guard lock(mu_);
+    auto it = watches_.find(path);
+    if (it == watches_.end()) return;
+    for (auto watcher = it->second.begin(); watcher != it->second.end();) {
+      if (watcher->second.armed) {
+        fired.push_back(std::move(watcher->second.fn));
+        watcher = it->second.erase(watcher);
+      } else {
+        ++watcher;
+      }
+    }
+    if (it->second.empty()) watches_.erase(it);
+  }
+  for (auto& fn : fired) fn(what);
+}
+
+void Client::flush() {
+  std::deque<Request> ready;
+  {
+    std::lock_guard lock(mu_);
+    flush_posted_ = false;
+    if (phase_ != Phase::ready) return;  // sent once the connection is ready
+    ready.swap(outbox_);
+  }
+  for (Request& request : ready) {
+    to_write_.append(request.frame);
+    request.frame = std::string();
+    in_flight_.push_back(std::move(request));
+  }
+  write_more();
+}
+
+void Client::send(std::string_view frame) {
+  to_write_.append(frame);
+  write_more();
+}
+
+void Client::write_more() {
+  if (!writing_.empty() || to_write_.empty() || !transport_) return;
+  writing_.swap(to_write_);
+  last_sent_ = SteadyClock::now();
+  transport_->write(asio::buffer(writing_), [self = shared_from_this(), generation = generation_](
+                                                std::error_code ec, std::size_t) {
+    if (generation != self->generation_) return;
+    self->writing_.clear();
+    if (ec) return self->lose_connection(make_error_code(Code::connection_loss));
+    self->write_more();
+  });
+}
+
+void Client::arm_timer() {
+  const auto timeout = std::chrono::milliseconds(
+      phase_ == Phase::ready ? timeout_ms_.load() : config_.session_timeout.count());
+  SteadyClock::time_point at;
+  if (phase_ == Phase::ready) {
+    // A ping after a third of the timeout without sending; the connection is given up after
+    // two thirds without hearing anything, in time to resume the session elsewhere.
+    at = std::min(last_sent_ + timeout / 3, last_heard_ + timeout * 2 / 3);
+  } else {
+    at = last_heard_ + timeout / 3;
+  }
+  timer_.expires_at(at);
+  timer_.async_wait([self = shared_from_this(), generation = generation_](std::error_code ec) {
+    if (!ec) self->on_timer(generation);
+  });
+}
+
+void Client::on_timer(std::uint64_t generation) {
+  if (generation != generation_) return;
+  const auto now = SteadyClock::now();
+  const auto timeout = std::chrono::milliseconds(timeout_ms_.load());
+  switch (phase_) {
+    case Phase::connecting:
+    case Phase::handshaking:
+      if (now >= last_heard_ + std::chrono::milliseconds(config_.session_timeout.count()) / 3) {
+        return lose_connection(make_error_code(Code::operation_timeout));
+      }
+      break;
+    case Phase::ready:
+      if (now >= last_heard_ + timeout * 2 / 3) {
+        return lose_connection(make_error_code(Code::operation_timeout));
+      }
+      if (now >= last_sent_ + timeout / 3) send(proto::ping_request());
+      break;
+    case Phase::idle:
+      return connect_next();
+    case Phase::closed:
+      return;
+  }
+  arm_timer();
+}
+
+void Client::lose_connection(std::error_code ec) {
+  if (phase_ == Phase::idle || phase_ == Phase::closed) return;
+  const bool was_ready = phase_ == Phase::ready;
+  phase_ = Phase::idle;
+  ++generation_;
+  transport_->close();
+  transport_.reset();
+  writing_.clear();
+  to_write_.clear();
+  bool closing;
+  {
+    std::lock_guard lock(mu_);
+    closing = closing_;
+    if (was_ready) connected_ = false;
+  }
+  if (closing) {
+    fail_in_flight(ec);
+    return finish_close();
+  }
+  fail_in_flight(ec);
+  if (was_ready) listener_(ConnectionEvent::disconnected);
+  if (phase_ != Phase::idle) return;  // a listener closed us
+  if (++failed_attempts_ < endpoints_.size()) {
+    asio::post(executor_->io_context(), [self = shared_from_this()] { self->connect_next(); });
+    return;
+  }
+  // Every host failed in turn: pause before the next round.
+  failed_attempts_ = 0;
+  timer_.expires_after(kRoundPause);
+  timer_.async_wait([self = shared_from_this(), generation = generation_](std::error_code ec) {
+    if (!ec && generation == self->generation_) self->connect_next();
+  });
+}
+
+// Completes every request written and not answered, and every one not yet written, with `ec`:
+// whether the server applied them is unknown (for a lost connection), or moot.
+void Client::fail_in_flight(std::error_code ec) {
+  std::deque<Request> failed;
+  failed.swap(in_flight_);
+  {
+    std::lock_guard lock(mu_);
+    for (Request& request : outbox_) failed.push_back(std::move(request));
+    outbox_.clear();
+  }
+  jute::Reader none({});
+  for (Request& request : failed) request.on_reply(ec, none);
+}
+
+void Client::begin_close(std::error_code reason, std::shared_ptr<std::promise<void>> done) {
+  close_done_ = std::move(done);
+  std::deque<Request> unsent;
+  {
+    std::lock_guard lock(mu_);
+    unsent.swap(outbox_);
+  }
+  jute::Reader none({});
+  for (Request& request : unsent) request.on_reply(reason, none);
+  if (phase_ != Phase::ready) {
+    if (transport_) transport_->close();
+    transport_.reset();
+    phase_ = Phase::closed;
+    ++generation_;
+    fail_in_flight(reason);
+    return finish_close();
+  }
+  // closeSession: the server drops the session and its ephemeral nodes now, not at expiry.
+  std::int32_t xid;
+  {
+    std::lock_guard lock(mu_);
+    xid = next_xid_++;
+  }
+  std::string frame = proto::close_request();
+  proto::set_xid(frame, xid);
+  in_flight_.push_back({xid, {}, [self = shared_from_this()](std::error_code, jute::Reader&) {
+                          asio::post(self->executor_->io_context(),
+                                     [self] { self->finish_close(); });
+                          return true;
+                        }});
+  send(frame);
+  // Bounded: a server that does not answer gets a third of the timeout.
+  last_heard_ = SteadyClock::now();
+  timer_.expires_after(std::chrono::milliseconds(timeout_ms_.load()) / 3);
+  timer_.async_wait([self = shared_from_this()](std::error_code ec) {
+    if (!ec) self->finish_close();
+  });
+}
+
+void Client::finish_close() {
+  if (transport_) transport_->close();
+  transport_.reset();
+  if (phase_ != Phase::closed) ++generation_;
+  phase_ = Phase::closed;
+  timer_.cancel();
+  connected_ = false;
+  fail_in_flight(dead_reason());
+  if (close_done_) {
+    close_done_->set_value();
+    close_done_.reset();
+  }
 }
 
 }  // namespace dlock::zk

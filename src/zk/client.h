@@ -1,19 +1,32 @@
-// zk::Client: one ZooKeeper session through the C client, as C++ asynchronous operations.
+// zk::Client: one ZooKeeper session, spoken by dlock itself (jute over TCP or TLS, proto.h) on
+// the executor's asio loop, as C++ asynchronous operations.
 //
-// Knows the C client, not locks. Every operation completes exactly once through its callback:
-// on the C client's completion thread, or on the executor when the request could not even be
-// submitted. Callbacks must not block; they update state and hand work on.
+// Knows the wire, not locks. Every operation completes exactly once through its callback, on
+// the executor's thread: from the read handler that decoded its reply (or saw the connection
+// fail), or posted when the request could not even be submitted; never inside the call that
+// started it, since callers hold their own mutexes while calling. Callbacks must not block; they
+// update state and hand work on. Requests are pipelined: each is written at once and replies
+// are matched to requests by xid, in order; a reply out of order or one that cannot be decoded
+// breaks the connection (runtime_inconsistency, marshalling_error), like a lost connection.
+//
+// Covers what dlock uses: sessions (resumed on reconnect), pings, a shuffled host list with
+// fail-over, chroot, digest auth, TLS, create2 / createContainer, delete, getData with data
+// watches, getChildren2, sync, multi, removeWatches, SetWatches after a reconnect, closeSession.
+// Not covered: read-only servers, SASL, exists / child watches.
 #ifndef DLOCK_SRC_ZK_CLIENT_H_
 #define DLOCK_SRC_ZK_CLIENT_H_
 
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -24,19 +37,11 @@
 
 #include "code.h"
 #include "core/executor.h"
-
-typedef struct _zhandle zhandle_t;
+#include "jute.h"
+#include "stat.h"
+#include "transport.h"
 
 namespace dlock::zk {
-
-struct Stat {
-  std::int64_t czxid = 0;
-  std::int64_t mzxid = 0;
-  std::int64_t ephemeral_owner = 0;
-  std::int32_t version = 0;
-  std::int32_t cversion = 0;
-  std::int32_t num_children = 0;
-};
 
 enum class CreateMode { persistent, ephemeral, ephemeral_sequential, container };
 
@@ -52,6 +57,7 @@ class Client : public std::enable_shared_from_this<Client> {
     std::string chroot{};  // "" or "/app"
     std::chrono::milliseconds session_timeout{};
     std::vector<std::string> digest_auth{};
+    TlsConfig tls{};
     // dlock's own events (a lock lost), for Options::log; may be empty.
     std::function<void(LogLevel, std::string)> report{};
   };
@@ -64,20 +70,22 @@ class Client : public std::enable_shared_from_this<Client> {
   using WatchFn = std::function<void(WatchEvent)>;
   using ObserverId = std::uint64_t;
 
-  // Starts connecting; does not wait. `listener` runs on the C client's thread and must not
-  // block. Throws dlock::Error(invalid_argument) if the C client refuses the host string (a
-  // name that does not resolve).
+  // Starts connecting; does not wait. `listener` runs on the executor's thread and must not
+  // block. Throws dlock::Error(invalid_argument) if a host name does not resolve or a TLS file
+  // cannot be loaded. The client lives until close(): its pending I/O holds it.
   static std::shared_ptr<Client> open(Config config, std::shared_ptr<detail::Executor> executor,
                                       EventListener listener);
   // Closes the handle if close() was not called.
   ~Client();
 
-  // Ends the session: pending operations complete with `reason`'s code or ZooKeeper's closing
-  // error, observers and connection waiters get `reason`. Blocks until the C client stopped;
-  // never call it from an operation's callback. Idempotent.
+  // Ends the session: observers and connection waiters get `reason`, requests not yet sent
+  // complete with it, requests already sent complete with their replies, then closeSession is
+  // sent so the server drops the session's ephemeral nodes at once. Called from another thread,
+  // blocks until the server confirmed (or a third of the session timeout passed); called on the
+  // executor's thread, returns at once and finishes there. Idempotent.
   void close(std::error_code reason);
-  // Marks the client dead with `reason` and notifies observers at once, without waiting for
-  // the C client; the caller schedules close() elsewhere.
+  // Marks the client dead with `reason` and notifies observers at once, without closing the
+  // connection; the caller schedules close() elsewhere.
   void kill(std::error_code reason);
 
   bool connected() const noexcept { return connected_.load(); }
@@ -122,39 +130,98 @@ class Client : public std::enable_shared_from_this<Client> {
   void remove_watch(const std::string& path, std::uint64_t id);
 
  private:
+  // Decodes a reply's body and completes the operation: with `ec` set (the server's error or
+  // the connection's) `body` is empty and not read. Returns false when the body is malformed
+  // (after completing the operation with marshalling_error): the connection is then broken.
+  using ReplyHandler = std::function<bool(std::error_code ec, jute::Reader& body)>;
+  struct Request {
+    std::int32_t xid = 0;
+    std::string frame;
+    ReplyHandler on_reply;
+  };
+  struct Watcher {
+    WatchFn fn;
+    // Set once the getData that asked for it succeeded: only then has the server a watch for
+    // it, and only then can a notification be for it.
+    bool armed = false;
+  };
+  struct Endpoint {
+    asio::ip::tcp::endpoint address;
+    std::string host;  // the name the certificate must carry
+  };
+  enum class Phase { idle, connecting, handshaking, ready, closed };
+
   Client(Config config, std::shared_ptr<detail::Executor> executor, EventListener listener);
 
-  static void on_session_event(zhandle_t*, int type, int state, const char* path, void* ctx);
-  static void on_node_event(zhandle_t*, int type, int state, const char* path, void* ctx);
-  void handle_state(zhandle_t* handle, int state);
+  // Any thread.
+  void submit(std::string frame, ReplyHandler on_reply);
   void die(std::error_code reason);
+  std::string server_path(const std::string& path) const;
+  std::string client_path(std::string path) const;
   std::uint64_t add_watch(const std::string& path, WatchFn fn);
+  void arm_watch(const std::string& path, std::uint64_t id);
   void drop_watch(const std::string& path, std::uint64_t id);
-  // Completes `done` with `rc` on the executor: for requests the C client refused to queue.
-  template <class Fn, class... Args>
-  void fail_later(Fn&& done, int rc, Args... empty);
+
+  // The executor's thread only.
+  void connect_next();
+  void on_transport_connected(std::uint64_t generation, std::error_code ec);
+  void on_handshake(std::string_view frame);
+  void read_more();
+  void on_read(std::uint64_t generation, std::error_code ec, std::size_t n);
+  bool handle_frame(std::string_view frame);
+  void on_notification(jute::Reader& body);
+  void flush();
+  void send(std::string_view frame);
+  void write_more();
+  void arm_timer();
+  void on_timer(std::uint64_t generation);
+  void lose_connection(std::error_code ec);
+  void fail_in_flight(std::error_code ec);
+  void begin_close(std::error_code reason, std::shared_ptr<std::promise<void>> done);
+  void finish_close();
 
   const Config config_;
   // Shared: a Lease may outlive its Session and still release through this client.
   const std::shared_ptr<detail::Executor> executor_;
   const EventListener listener_;
-  zhandle_t* handle_ = nullptr;
-  // Held shared while a request is handed to the C client and exclusively to mark the handle
-  // closed, so no request touches a handle that zookeeper_close() frees.
-  mutable std::shared_mutex handle_mu_;
-  bool closed_ = false;  // guarded by handle_mu_
+  std::shared_ptr<TlsContext> tls_;
+  std::vector<Endpoint> endpoints_;  // shuffled once, tried in turn
   std::atomic<bool> connected_{false};
   std::atomic<std::int64_t> session_id_{0};
+  std::atomic<std::int64_t> timeout_ms_;
 
+  // Shared between callers and the executor's thread.
   mutable std::mutex mu_;
   std::error_code dead_;
+  bool closing_ = false;
   std::vector<Completion> connection_waiters_;
   std::map<ObserverId, Completion> observers_;
   ObserverId next_observer_ = 1;
-  // Data watches by path. The C client keeps one registration per (path, watcher, context) and
-  // every registration here uses the same watcher and context, so one event fires them all.
-  std::map<std::string, std::map<std::uint64_t, WatchFn>> watches_;
+  // Data watches by client path. ZooKeeper keeps one watch per path and session; one
+  // notification fires every armed watcher of the path.
+  std::map<std::string, std::map<std::uint64_t, Watcher>> watches_;
   std::uint64_t next_watch_ = 1;
+  std::deque<Request> outbox_;  // submitted, not yet written
+  std::int32_t next_xid_ = 1;
+  bool flush_posted_ = false;
+
+  // The executor's thread only.
+  Phase phase_ = Phase::idle;
+  std::uint64_t generation_ = 0;  // of the transport; stale handlers see a newer one
+  std::shared_ptr<Transport> transport_;
+  std::size_t next_endpoint_ = 0;
+  std::size_t failed_attempts_ = 0;  // since the last connection that got ready
+  std::string password_;
+  std::int64_t last_zxid_ = 0;
+  std::deque<Request> in_flight_;  // written, awaiting replies in this order
+  std::string writing_;            // being written
+  std::string to_write_;           // written after it
+  std::string read_buffer_;
+  std::size_t read_fill_ = 0;
+  std::chrono::steady_clock::time_point last_sent_{};
+  std::chrono::steady_clock::time_point last_heard_{};
+  asio::steady_timer timer_;  // the attempt's deadline, then pings and the read timeout
+  std::shared_ptr<std::promise<void>> close_done_;
 };
 
 }  // namespace dlock::zk

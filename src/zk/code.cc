@@ -1,36 +1,59 @@
 #include "code.h"
 
-#include <zookeeper/zookeeper.h>
-
 #include <dlock/error.h>
 
 namespace dlock::zk {
-
-static_assert(static_cast<int>(Code::system_error) == ZSYSTEMERROR);
-static_assert(static_cast<int>(Code::runtime_inconsistency) == ZRUNTIMEINCONSISTENCY);
-static_assert(static_cast<int>(Code::data_inconsistency) == ZDATAINCONSISTENCY);
-static_assert(static_cast<int>(Code::connection_loss) == ZCONNECTIONLOSS);
-static_assert(static_cast<int>(Code::marshalling_error) == ZMARSHALLINGERROR);
-static_assert(static_cast<int>(Code::operation_timeout) == ZOPERATIONTIMEOUT);
-static_assert(static_cast<int>(Code::invalid_state) == ZINVALIDSTATE);
-static_assert(static_cast<int>(Code::api_error) == ZAPIERROR);
-static_assert(static_cast<int>(Code::no_node) == ZNONODE);
-static_assert(static_cast<int>(Code::no_auth) == ZNOAUTH);
-static_assert(static_cast<int>(Code::bad_version) == ZBADVERSION);
-static_assert(static_cast<int>(Code::node_exists) == ZNODEEXISTS);
-static_assert(static_cast<int>(Code::not_empty) == ZNOTEMPTY);
-static_assert(static_cast<int>(Code::session_expired) == ZSESSIONEXPIRED);
-static_assert(static_cast<int>(Code::invalid_acl) == ZINVALIDACL);
-static_assert(static_cast<int>(Code::auth_failed) == ZAUTHFAILED);
-static_assert(static_cast<int>(Code::closing) == ZCLOSING);
-static_assert(static_cast<int>(Code::session_moved) == ZSESSIONMOVED);
 
 namespace {
 
 class Category final : public std::error_category {
  public:
   const char* name() const noexcept override { return "zookeeper"; }
-  std::string message(int rc) const override { return zerror(rc); }
+  std::string message(int rc) const override {
+    switch (static_cast<Code>(rc)) {
+      case Code::ok:
+        return "ok";
+      case Code::system_error:
+        return "system error";
+      case Code::runtime_inconsistency:
+        return "run time inconsistency";
+      case Code::data_inconsistency:
+        return "data inconsistency";
+      case Code::connection_loss:
+        return "connection loss";
+      case Code::marshalling_error:
+        return "marshalling error";
+      case Code::operation_timeout:
+        return "operation timeout";
+      case Code::bad_arguments:
+        return "bad arguments";
+      case Code::invalid_state:
+        return "invalid zhandle state";
+      case Code::api_error:
+        return "api error";
+      case Code::no_node:
+        return "no node";
+      case Code::no_auth:
+        return "not authenticated";
+      case Code::bad_version:
+        return "bad version";
+      case Code::node_exists:
+        return "node exists";
+      case Code::not_empty:
+        return "not empty";
+      case Code::session_expired:
+        return "session expired";
+      case Code::invalid_acl:
+        return "invalid acl";
+      case Code::auth_failed:
+        return "authentication failed";
+      case Code::closing:
+        return "zookeeper is closing";
+      case Code::session_moved:
+        return "session moved to another server, so operation is ignored";
+    }
+    return "unknown error";
+  }
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
-// ZooKeeper's return codes as a std::error_code enum, so the engine can test them without the
-// C client's header.
+// ZooKeeper's return codes as a std::error_code enum: the error field of the protocol's reply
+// header (KeeperException.Code), plus the client-side codes of ZooKeeper's clients (connection
+// loss, marshalling error...) that dlock's client reports for a broken connection.
 #ifndef DLOCK_SRC_ZK_CODE_H_
 #define DLOCK_SRC_ZK_CODE_H_
 
@@ -9,7 +10,7 @@
 
 namespace dlock::zk {
 
-// Values are the C client's (checked against zookeeper.h in code.cc).
+// Values are ZooKeeper's own, as on the wire and in its C client's zookeeper.h.
 enum class Code : int {
   ok = 0,
   system_error = -1,
@@ -41,9 +42,9 @@ inline std::error_code from_rc(int rc) noexcept {
 }
 
 // True for the codes after which a request may or may not have been applied and the session
-// may still be alive: retry once connected. Besides a lost connection these are the C
-// client's own errors that break the connection (a reply out of order, one it cannot parse):
-// the server may have applied the request all the same.
+// may still be alive: retry once connected. Besides a lost connection these are the client's
+// own errors that break the connection (a reply out of order, one it cannot decode): the server
+// may have applied the request all the same.
 bool is_connection_error(std::error_code ec) noexcept;
 
 // The dlock::errc a user sees for a ZooKeeper code that ends an operation.

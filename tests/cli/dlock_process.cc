@@ -94,15 +94,6 @@ Finished run(std::vector<std::string> argv, std::vector<std::string> env,
 
 std::string dlock_cli() { return DLOCK_CLI; }
 
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
 TempDir::TempDir() {
   char name[] = "/tmp/dlock-test-XXXXXX";
   path_ = mkdtemp(name);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "eventually.h"
+
 namespace dlock::test {
 
 struct Finished {
@@ -49,10 +51,6 @@ Finished run(std::vector<std::string> argv, std::vector<std::string> env = {},
 
 // The dlock binary under test.
 std::string dlock_cli();
-
-// Polls `condition` every 10 ms until it holds or `timeout` passes.
-bool eventually(const std::function<bool()>& condition,
-                std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
 // A fresh temporary directory, removed with its contents by the destructor.
 class TempDir {

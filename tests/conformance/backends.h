@@ -7,18 +7,23 @@
 //     XBackend();                           // a fresh namespace on a server the suite shares
 //     std::shared_ptr<Backend> open();      // a new client of it
 //     void end_session(Backend&);           // kLosesLocks only: end the client's hold on locks
+//     // Optional, true when absent:
+//     static constexpr bool kHasTokens;     // does token() give fencing tokens (> 0, growing)?
+//     static constexpr bool kShowsWaiters;  // does status() list a waiting contender?
 //   };
 #ifndef DLOCK_TESTS_CONFORMANCE_BACKENDS_H_
 #define DLOCK_TESTS_CONFORMANCE_BACKENDS_H_
 
 #include <stdlib.h>
 
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include <dlock/dlock.h>
 
+#include "mysql_server.h"
 #include "pg_server.h"
 #include "redis_server.h"
 #include "zk_server.h"
@@ -76,6 +81,80 @@ struct PgBackend {
   }
   void end_session(Backend& backend) { dynamic_cast<postgres::Backend&>(backend).close(); }
   std::string database;
+};
+
+// A database of its own per test on the suite's MariaDB server.
+struct MysqlBackend {
+  static constexpr const char* kName = "MySQL";
+  static constexpr bool kLosesLocks = true;
+  MysqlBackend() : database(unique_database()) { MysqlServer::shared().create_database(database); }
+  std::shared_ptr<Backend> open() { return dlock::open(MysqlServer::shared().url(database)); }
+  void end_session(Backend& backend) { dynamic_cast<mysql::Backend&>(backend).close(); }
+  std::string database;
+};
+
+// Redlock over three masters of the suite's own, a database per test on each; end_session()
+// empties them, as masters that lost their data would be. No tokens, no queue (redis.md).
+struct RedlockBackend {
+  static constexpr const char* kName = "Redlock";
+  static constexpr bool kLosesLocks = true;
+  static constexpr bool kHasTokens = false;
+  static constexpr bool kShowsWaiters = false;
+  RedlockBackend() : db(unique_redis_db()) {}
+  std::shared_ptr<Backend> open() { return dlock::open(redlock_url(db, "ttl=2s")); }
+  void end_session(Backend&) {
+    for (const RedisServer& master : redlock_masters()) master.cli({"FLUSHDB"}, db);
+  }
+  int db;
+};
+
+template <class B>
+constexpr bool has_tokens() {
+  if constexpr (requires { B::kHasTokens; }) {
+    return B::kHasTokens;
+  } else {
+    return true;
+  }
+}
+
+template <class B>
+constexpr bool shows_waiters() {
+  if constexpr (requires { B::kShowsWaiters; }) {
+    return B::kShowsWaiters;
+  } else {
+    return true;
+  }
+}
+// The table mode of each SQL backend (src/backends/sql/table_locks.h), a database of its own per
+// test. A closed backend's rows stay until they expire: a short ttl lets the suite see them go.
+struct PgTableBackend : PgBackend {
+  static constexpr const char* kName = "PostgreSQLTable";
+  std::shared_ptr<Backend> open() {
+    return dlock::open(PgServer::shared().url(database) + "?mode=table&ttl=1s");
+  }
+};
+
+struct MysqlTableBackend : MysqlBackend {
+  static constexpr const char* kName = "MySQLTable";
+  std::shared_ptr<Backend> open() {
+    return dlock::open(MysqlServer::shared().url(database, "?mode=table&ttl=1s"));
+  }
+};
+
+// The row mode of each SQL backend (src/backends/sql/row_locks.h): a lock is a row lock of a
+// transaction kept open on a connection of its own.
+struct PgRowBackend : PgBackend {
+  static constexpr const char* kName = "PostgreSQLRow";
+  std::shared_ptr<Backend> open() {
+    return dlock::open(PgServer::shared().url(database) + "?mode=row");
+  }
+};
+
+struct MysqlRowBackend : MysqlBackend {
+  static constexpr const char* kName = "MySQLRow";
+  std::shared_ptr<Backend> open() {
+    return dlock::open(MysqlServer::shared().url(database, "?mode=row"));
+  }
 };
 
 }  // namespace dlock::test

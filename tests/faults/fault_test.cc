@@ -76,11 +76,27 @@ TEST_F(FaultTest, LostCreateReplyIsRecoveredWithoutAnOrphan) {
   lock_through_a_spoilt_create_reply(&FaultProxy::drop_reply_then_reset);
 }
 
-// A create reply the C client cannot match to its request: the client reports an error of its
+// A create reply the client cannot match to its request: the client reports an error of its
 // own, not a lost connection, though the server created the node. The attempt must look for
 // the node as after a lost reply, not give up and leave it behind.
 TEST_F(FaultTest, ACreateReplyTheClientCannotMatchLeavesNoOrphan) {
   lock_through_a_spoilt_create_reply(&FaultProxy::garble_reply);
+}
+
+// dlock's own client refuses a reply it cannot decode, a length prefix no frame may have, and a
+// server closing mid-frame: each breaks the connection as a lost reply would (the request may
+// have been applied), and the attempt recovers its node as after a lost reply. No crash, no
+// hang, no orphan.
+TEST_F(FaultTest, ATruncatedCreateReplyLeavesNoOrphan) {
+  lock_through_a_spoilt_create_reply(&FaultProxy::truncate_reply);
+}
+
+TEST_F(FaultTest, AnOversizedLengthPrefixLeavesNoOrphan) {
+  lock_through_a_spoilt_create_reply(&FaultProxy::oversize_reply);
+}
+
+TEST_F(FaultTest, AServerClosingMidFrameLeavesNoOrphan) {
+  lock_through_a_spoilt_create_reply(&FaultProxy::cut_reply);
 }
 
 // Pitfall 5: a reply lost at each request of a contended acquire and release; the lock is

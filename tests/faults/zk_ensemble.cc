@@ -36,13 +36,7 @@ ZkEnsemble& ZkEnsemble::shared() {
 }
 
 ZkEnsemble::ZkEnsemble() : owner_pid_(::getpid()) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir_template =
-      std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/dlock-ensemble-XXXXXX";
-  if (::mkdtemp(dir_template.data()) == nullptr) {
-    throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
-  }
-  temp_dir_ = dir_ = dir_template;
+  temp_dir_ = dir_ = make_temp_dir("dlock-ensemble");
   start();
 }
 

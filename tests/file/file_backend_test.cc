@@ -285,7 +285,8 @@ TEST(OpenTest, UrlsAndDurations) {
   EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("zk://h:1?bogus=1"));
   EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("file://elsewhere/x"));
   EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("redis://h:1?bogus=1"));
-  EXPECT_EQ(make_error_code(errc::not_supported), code_of("mysql://db/x"));
+  EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("mysql://db/x"));  // no user
+  EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("redlock://h:1,h:1"));
   // Refused before any connection is tried.
   EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("postgres://db/x?heartbeat=soon"));
   EXPECT_EQ(make_error_code(errc::invalid_argument), code_of("postgres://db/x?no_such=1"));

@@ -34,7 +34,12 @@ soname=libdlock.so.$major
 [[ "$(objdump -p "$libdir/libdlock.so")" =~ SONAME\ +$soname$'\n' ]] ||
   fail "libdlock.so's SONAME is not $soname"
 depends=$(dpkg-deb -f "$deb" Depends)
-[[ "$depends" == *libzookeeper-mt* ]] || fail "Depends lacks the ZooKeeper client: '$depends'"
+# Each backend's client library, found by dpkg-shlibdeps; not the ZooKeeper C client, which
+# dlock replaced with its own (docs/protocol.md).
+for needed in libhiredis libpq5 libmariadb3 libssl3; do
+  [[ "$depends" == *"$needed"* ]] || fail "Depends lacks $needed: '$depends'"
+done
+[[ "$depends" != *libzookeeper* ]] || fail "Depends still names the ZooKeeper C client: '$depends'"
 echo "package contents, SONAME $soname, Depends: ok"
 
 export LD_LIBRARY_PATH=$libdir

@@ -11,6 +11,7 @@
 
 #include <dlock/dlock.h>
 
+#include "eventually.h"
 #include "fault_proxy.h"
 #include "pg_server.h"
 
@@ -22,15 +23,6 @@ using namespace std::chrono_literals;
 // The documented key of a lock name, as another program computes it.
 std::string key_sql(const std::string& name) {
   return "('x' || left(md5('" + name + "'), 16))::bit(64)::bigint";
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
 }
 
 class PostgresTest : public ::testing::Test {

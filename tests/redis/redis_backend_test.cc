@@ -15,6 +15,7 @@
 #include <dlock/dlock.h>
 
 #include "backends/redis/scripts.h"
+#include "eventually.h"
 #include "fault_proxy.h"
 #include "redis_server.h"
 
@@ -22,16 +23,6 @@ namespace dlock::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Waits up to `limit` for `condition`.
-bool eventually(const std::function<bool()>& condition, Clock::duration limit = 5s) {
-  const auto deadline = Clock::now() + limit;
-  while (!condition()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 class RedisBackendTest : public ::testing::Test {
  protected:

@@ -66,7 +66,7 @@ struct FaultProxy::Connection {
   Direction to_server;
   Direction to_client;
   std::optional<int32_t> xid_to_drop;  // reply to discard, set by drop_reply_then_reset
-  bool garble = false;                 // ... or to forward with another xid (garble_reply)
+  FaultProxy::Spoil spoil{};           // ... or to forward spoilt (garble_reply and siblings)
   bool closed = false;
 };
 
@@ -149,23 +149,20 @@ void FaultProxy::delay(std::chrono::milliseconds delay) {
   });
 }
 
-void FaultProxy::drop_reply_then_reset(int op_type) {
-  post_command([this, op_type] {
+void FaultProxy::arm_spoil(int op_type, Spoil how) {
+  post_command([this, op_type, how] {
     requested_mode_ = Mode::kPass;
     armed_drop_op_type_ = op_type;
-    garble_armed_ = false;
+    spoil_armed_ = how;
     drop_target_count_ = dropped_replies_ + 1;
   });
 }
 
-void FaultProxy::garble_reply(int op_type) {
-  post_command([this, op_type] {
-    requested_mode_ = Mode::kPass;
-    armed_drop_op_type_ = op_type;
-    garble_armed_ = true;
-    drop_target_count_ = dropped_replies_ + 1;
-  });
-}
+void FaultProxy::drop_reply_then_reset(int op_type) { arm_spoil(op_type, Spoil::kDrop); }
+void FaultProxy::garble_reply(int op_type) { arm_spoil(op_type, Spoil::kGarbleXid); }
+void FaultProxy::truncate_reply(int op_type) { arm_spoil(op_type, Spoil::kTruncate); }
+void FaultProxy::oversize_reply(int op_type) { arm_spoil(op_type, Spoil::kOversize); }
+void FaultProxy::cut_reply(int op_type) { arm_spoil(op_type, Spoil::kCut); }
 
 int FaultProxy::dropped_replies() const {
   std::lock_guard lock(mutex_);
@@ -296,7 +293,7 @@ void FaultProxy::ingest_frames(Connection& connection, bool from_client) {
       if (armed_drop_op_type_ && read_be32(payload, 4) == *armed_drop_op_type_ &&
           !connection.xid_to_drop) {
         connection.xid_to_drop = read_be32(payload, 0);
-        connection.garble = garble_armed_;
+        connection.spoil = spoil_armed_;
         armed_drop_op_type_.reset();
       }
     }
@@ -309,14 +306,38 @@ void FaultProxy::ingest_frames(Connection& connection, bool from_client) {
         ++dropped_replies_;
       }
       reply_dropped_.notify_all();
-      if (!connection.garble) {
+      if (connection.spoil == Spoil::kDrop) {
         close_connection(connection, /*abortive=*/true);
         return;
       }
       connection.xid_to_drop.reset();
-      std::string garbled(frame);
-      garbled[4 + 3] = static_cast<char>(garbled[4 + 3] ^ 0x55);  // the xid's low byte
-      direction.scheduled.emplace_back(due, std::move(garbled));
+      std::string spoilt(frame);
+      switch (connection.spoil) {
+        case Spoil::kDrop:
+        case Spoil::kGarbleXid:
+          spoilt[4 + 3] = static_cast<char>(spoilt[4 + 3] ^ 0x55);  // the xid's low byte
+          break;
+        case Spoil::kTruncate: {
+          // The 16-byte reply header stays; the body loses its second half.
+          const size_t body = spoilt.size() - 4 - 16;
+          spoilt.resize(4 + 16 + body / 2);
+          const auto length = static_cast<uint32_t>(spoilt.size() - 4);
+          for (int i = 0; i < 4; ++i) spoilt[i] = static_cast<char>(length >> (24 - 8 * i));
+          break;
+        }
+        case Spoil::kOversize:
+          spoilt[0] = '\x7f';
+          spoilt[1] = spoilt[2] = spoilt[3] = '\xff';
+          break;
+        case Spoil::kCut:
+          // Half the frame, then the "server" closes: nothing after it is forwarded.
+          spoilt.resize(spoilt.size() / 2);
+          direction.scheduled.emplace_back(due, std::move(spoilt));
+          direction.source_closed = true;
+          bytes.clear();
+          return;
+      }
+      direction.scheduled.emplace_back(due, std::move(spoilt));
       consumed += frame.size();
       continue;
     }

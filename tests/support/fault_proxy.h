@@ -55,9 +55,16 @@ class FaultProxy {
   // is in pass mode meanwhile; disarms itself after one drop.
   void drop_reply_then_reset(int op_type);
   // Like drop_reply_then_reset(), but the reply is forwarded with its xid changed, so that the
-  // client cannot match it to its request (the C client then reports an error of its own and
+  // client cannot match it to its request (the client then reports an error of its own and
   // breaks the connection). Counts in dropped_replies().
   void garble_reply(int op_type);
+  // Like garble_reply(), the reply spoilt otherwise: its body cut to half with the length
+  // prefix to match (a malformed reply the client cannot decode).
+  void truncate_reply(int op_type);
+  // ... its length prefix set to 2^31-1 (no client may allocate for it).
+  void oversize_reply(int op_type);
+  // ... half of its frame forwarded, then the connection closed as the server closing it.
+  void cut_reply(int op_type);
 
   // Replies dropped by drop_reply_then_reset() so far.
   int dropped_replies() const;
@@ -69,6 +76,9 @@ class FaultProxy {
 
  private:
   enum class Mode { kPass, kBlackhole, kDelay };
+  // What happens to the reply armed by drop_reply_then_reset() and its siblings.
+  enum class Spoil { kDrop, kGarbleXid, kTruncate, kOversize, kCut };
+  void arm_spoil(int op_type, Spoil how);
   struct Connection;
 
   // Applies `change` to the requested state under the lock, then waits until the
@@ -100,7 +110,7 @@ class FaultProxy {
   uint64_t commands_posted_ = 0;
   uint64_t commands_applied_ = 0;
   std::optional<int> armed_drop_op_type_;
-  bool garble_armed_ = false;  // the armed reply is garbled, not dropped
+  Spoil spoil_armed_ = Spoil::kDrop;  // what befalls the armed reply
   int dropped_replies_ = 0;
   int drop_target_count_ = 0;
   std::atomic<int> connections_accepted_{0};

@@ -28,12 +28,7 @@ PgServer::PgServer() : owner_pid_(::getpid()) {
     while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
     return;
   }
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/dlock-pg-XXXXXX";
-  if (::mkdtemp(dir.data()) == nullptr) {
-    throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
-  }
-  dir_ = dir;
+  dir_ = make_temp_dir("dlock-pg");
   std::string address =
       run_script("pg-start.sh", {dir_}, {"PG_OWNER_PID=" + std::to_string(owner_pid_)});
   while (!address.empty() && address.back() == '\n') address.pop_back();
@@ -78,22 +73,6 @@ void PgServer::restart() {
   if (external_) throw std::runtime_error("an external server (DLOCK_TEST_PG) cannot restart");
   run_script("pg-stop.sh", {dir_, "--keep"});
   run_script("pg-start.sh", {dir_, std::to_string(port_)});
-}
-
-std::string unique_database() {
-  static std::atomic<int> counter{0};
-  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = "dlock_";
-  if (test != nullptr) name += std::string(test->test_suite_name()) + "_" + test->name() + "_";
-  name += std::to_string(::getpid()) + "_" + std::to_string(counter.fetch_add(1));
-  for (char& c : name) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) c = '_';
-  }
-  // The unique tail matters most: keep it when the name is too long for PostgreSQL.
-  if (name.size() > 63) name = name.substr(name.size() - 63);
-  if (name.front() >= '0' && name.front() <= '9') name.front() = 'd';
-  return name;
 }
 
 }  // namespace dlock::test

@@ -4,6 +4,8 @@
 #include <mutex>
 #include <string>
 
+#include "database_name.h"
+
 namespace dlock::test {
 
 class PgServer {
@@ -48,9 +50,5 @@ class PgServer {
   std::string dir_;
   int owner_pid_ = 0;
 };
-
-// A database name unique to the current test: dlock_<suite>_<test>_<pid>_<n>, lower case, every
-// character outside [a-z0-9_] replaced by '_', at most 63 bytes.
-std::string unique_database();
 
 }  // namespace dlock::test

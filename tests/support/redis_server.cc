@@ -69,6 +69,21 @@ RedisServer& RedisServer::shared() {
   return server;
 }
 
+std::array<RedisServer, 3>& redlock_masters() {
+  static std::array<RedisServer, 3> servers{RedisServer({.databases = 1000}),
+                                            RedisServer({.databases = 1000}),
+                                            RedisServer({.databases = 1000})};
+  return servers;
+}
+
+std::string redlock_url(int db, const std::string& query) {
+  std::string hosts;
+  for (const RedisServer& master : redlock_masters()) {
+    hosts += (hosts.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(master.port());
+  }
+  return "redlock://" + hosts + "/" + std::to_string(db) + "?" + query;
+}
+
 std::string RedisServer::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
 std::string RedisServer::tls_url() const {

@@ -2,6 +2,7 @@
 // temporary directory, no persistence, stopped by PID.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,11 @@ class RedisServer {
   int tls_port_ = 0;
   int pid_ = 0;
 };
+
+// Three Redlock masters per test process, started on first use, with 1,000 databases each.
+std::array<RedisServer, 3>& redlock_masters();
+// "redlock://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3/DB?QUERY" over redlock_masters().
+std::string redlock_url(int db, const std::string& query);
 
 // A database number no other caller in this process got yet, from 1 (for RedisServer::shared()).
 int unique_redis_db();

@@ -91,13 +91,7 @@ ZkServer::ZkServer() : owner_pid_(::getpid()) {
     port_ = std::stoi(address.substr(colon + 1));
     return;
   }
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir_template =
-      std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/dlock-zk-XXXXXX";
-  if (::mkdtemp(dir_template.data()) == nullptr) {
-    throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
-  }
-  temp_dir_ = dir_template;
+  temp_dir_ = make_temp_dir("dlock-zk");
   // zk-start.sh fills the directory; zk-stop.sh (or the watchdog) removes it.
   server_dir_ = temp_dir_;
   if (::access((scripts_dir() + "/zk-start.sh").c_str(), X_OK) != 0) {
@@ -207,6 +201,15 @@ std::string ZkServer::four_letter(std::string_view word) const {
     return host_;
   }();
   return dlock::test::four_letter(host, port(), word);
+}
+
+std::string make_temp_dir(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) {
+    throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
+  }
+  return dir;
 }
 
 std::string run_script(const std::string& script, const std::vector<std::string>& args,

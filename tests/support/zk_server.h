@@ -62,6 +62,10 @@ class ZkServer {
 std::string run_script(const std::string& script, const std::vector<std::string>& args,
                        const std::vector<std::string>& env = {});
 
+// A new directory $TMPDIR/<prefix>-XXXXXX (/tmp if TMPDIR is unset), mode 0700. Throws
+// std::runtime_error if it cannot be made.
+std::string make_temp_dir(const std::string& prefix);
+
 // Sends a four-letter word to host:port and returns the full reply. A server that does not
 // answer within `timeout` fails the call (std::runtime_error) rather than hanging it.
 std::string four_letter(const std::string& host, int port, std::string_view word,

@@ -33,11 +33,18 @@ struct Options {
   // Digest credentials ("user:password") added to the session; nodes are then created with
   // ACLs that give all rights to these identities only (CREATOR_ALL). Empty: open ACLs.
   std::vector<std::string> digest_auth{};
+  // TLS to ZooKeeper's secure client port (zks://, secureClientPort). The server's certificate
+  // must chain to tls_ca_file (PEM; empty: the system's trust store) and name the host it is
+  // reached by; tls_cert_file and tls_key_file (PEM) present a client certificate when the
+  // server asks for one. connect() throws Error(invalid_argument) for a file it cannot load.
+  bool tls = false;
+  std::string tls_ca_file{};
+  std::string tls_cert_file{};
+  std::string tls_key_file{};
   // Receives log lines at `log_level` and above: dlock's own events, prefixed "dlock: "
   // (connected at info; suspended and a lock lost at warn; reconnected at info; the session
-  // expired, given up or refused at error), on the session's executor thread; and the
-  // ZooKeeper C client's own lines, on its threads. Empty (the default): silent. Must not
-  // block.
+  // expired, given up or refused at error), on the session's executor thread. Empty (the
+  // default): silent. Must not block.
   std::function<void(LogLevel, std::string_view)> log{};
   LogLevel log_level = LogLevel::warn;
 };

@@ -143,10 +143,10 @@ LockStatus Backend::status(std::string_view path, Clock::time_point) {
 std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path,
                                                            const ContenderSpec& spec,
                                                            const LockOptions& options) {
-  return std::make_unique<FileContender>(Site{.dir = lock_dir_of(impl_->root_, path),
-                                              .spec = spec,
-                                              .label = options.label,
-                                              .executor = impl_->executor_});
+  return make_file_contender(Site{.dir = lock_dir_of(impl_->root_, path),
+                                  .spec = spec,
+                                  .label = options.label,
+                                  .executor = impl_->executor_});
 }
 
 detail::Executor& Backend::executor() noexcept { return *impl_->executor_; }

@@ -13,6 +13,7 @@
 
 #include <dlock/error.h>
 
+#include "core/attempt_contender.h"
 #include "core/holder_data.h"
 #include "core/polling_attempt.h"
 #include "counters.h"
@@ -139,20 +140,19 @@ class FileSteps final : public detail::PollingAttempt::Steps {
   Record waiting_;
 };
 
-}  // namespace
-
-FileContender::FileContender(Site site) : site_(std::make_shared<const Site>(std::move(site))) {}
-
-FileContender::~FileContender() { abandon(); }
-
-void FileContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
-  current_.set(detail::PollingAttempt::start(site_->executor, std::make_unique<FileSteps>(site_),
-                                             {.first = kFirstPoll, .longest = kLongestPoll},
-                                             deadline, std::move(stop), std::move(done)));
+std::shared_ptr<detail::PollingAttempt> start_attempt(const std::shared_ptr<const Site>& site,
+                                                      Clock::time_point deadline,
+                                                      std::stop_token stop,
+                                                      detail::Contender::Done done) {
+  return detail::PollingAttempt::start(site->executor, std::make_unique<FileSteps>(site),
+                                       {.first = kFirstPoll, .longest = kLongestPoll}, deadline,
+                                       std::move(stop), std::move(done));
 }
 
-void FileContender::abandon() noexcept {
-  if (auto attempt = current_.get()) attempt->cancel();
+}  // namespace
+
+std::unique_ptr<detail::Contender> make_file_contender(Site site) {
+  return detail::make_attempt_contender(std::move(site), &start_attempt);
 }
 
 }  // namespace dlock::file_backend

@@ -11,12 +11,10 @@
 #define DLOCK_SRC_BACKENDS_FILE_FILE_CONTENDER_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "core/contender.h"
 #include "core/executor.h"
-#include "core/polling_attempt.h"
 
 namespace dlock::file_backend {
 
@@ -28,18 +26,7 @@ struct Site {
   std::shared_ptr<detail::Executor> executor;
 };
 
-class FileContender : public detail::Contender {
- public:
-  explicit FileContender(Site site);
-  ~FileContender() override;
-
-  void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
-  void abandon() noexcept override;
-
- private:
-  const std::shared_ptr<const Site> site_;
-  detail::CurrentAttempt<detail::PollingAttempt> current_;
-};
+std::unique_ptr<detail::Contender> make_file_contender(Site site);
 
 }  // namespace dlock::file_backend
 

@@ -7,10 +7,13 @@
 #include <dlock/postgres.h>
 
 #include "advisory_key.h"
+#include "core/await_future.h"
 #include "core/holder_data.h"
 #include "core/lock_path.h"
 #include "pg_contender.h"
 #include "pg_core.h"
+#include "pg_link.h"
+#include "pg_mode_statements.h"
 
 namespace dlock::postgres {
 
@@ -32,13 +35,7 @@ Reply query_primary(Backend::Impl& core, const std::string& sql,
       primary->query(sql, params, [reply](Reply done) { reply->set_value(std::move(done)); });
     });
   });
-  while (future.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
-    if (stop.stop_requested()) throw Error(errc::cancelled, "connecting to PostgreSQL");
-    if (Clock::now() >= deadline) throw Error(errc::timed_out, "waiting for PostgreSQL");
-  }
-  Reply done = future.get();
-  if (done.error) throw Error(done.error, done.message);
-  return done;
+  return detail::await_reply(future, deadline, stop, "PostgreSQL");
 }
 
 // "1763722800.123456" (extract(epoch ...)) in ms; 0 for null. from_chars ignores the locale.
@@ -88,6 +85,22 @@ std::shared_ptr<Backend> Backend::open(Options options) {
       throw;
     }
   }
+  try {
+    if (options.mode == Mode::table) {
+      impl->table = std::make_shared<sql::TableLocks>(
+          std::make_shared<postgres_backend::PgLink>(impl),
+          postgres_backend::table_statements(options.schema), options.ttl);
+      impl->table->set_up(deadline);
+    } else if (options.mode == Mode::row) {
+      impl->row = std::make_shared<sql::RowLocks>(std::make_shared<postgres_backend::PgLink>(impl),
+                                                  postgres_backend::row_statements(options.schema),
+                                                  options.connect_timeout);
+      impl->row->set_up(deadline);
+    }
+  } catch (const Error&) {
+    backend->close();
+    throw;
+  }
   return backend;
 }
 
@@ -106,6 +119,8 @@ void Backend::close() {
 }
 
 LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {
+  if (impl_->table) return impl_->table->status(path, deadline);
+  if (impl_->row) return impl_->row->status(path, deadline);
   check_lock_path(path);
   const Reply reply = query_primary(
       *impl_, impl_->sql.status,
@@ -131,6 +146,8 @@ LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {
 }
 
 std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_point deadline) {
+  if (impl_->table) return impl_->table->list(prefix, deadline);
+  if (impl_->row) return impl_->row->list(prefix, deadline);
   if (prefix != "/") check_lock_path(prefix);
   std::vector<std::string> paths;
   for (const auto& row :
@@ -143,11 +160,14 @@ std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_poin
 std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path,
                                                            const ContenderSpec& spec,
                                                            const LockOptions& options) {
-  return std::make_unique<postgres_backend::PgContender>(postgres_backend::Site{
+  if (impl_->table) return impl_->table->make_contender(path, spec, options);
+  if (impl_->row) return impl_->row->make_contender(path, spec, options);
+  return postgres_backend::make_pg_contender(postgres_backend::Site{
       .core = impl_, .path = std::string(path), .spec = spec, .label = options.label});
 }
 
 std::optional<std::chrono::milliseconds> Backend::loss_notice() const noexcept {
+  if (impl_->table) return impl_->table->loss_notice();
   return std::chrono::milliseconds(0);
 }
 

@@ -9,6 +9,7 @@
 #include <dlock/error.h>
 
 #include "advisory_key.h"
+#include "core/attempt_contender.h"
 #include "core/holder_data.h"
 #include "core/lock_kind.h"
 #include "pg_holding.h"
@@ -73,6 +74,11 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
 
   // Ends the attempt as `why` says, unless it already ended.
   void interrupt(errc why) { finish(Outcome::failure(why)); }
+
+  // Any thread.
+  void cancel() {
+    core_->executor->post([self = shared_from_this()] { self->interrupt(errc::cancelled); });
+  }
 
  private:
   void try_on_primary() {
@@ -262,20 +268,20 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   Clock::duration next_poll_ = kFirstPoll;
 };
 
-PgContender::PgContender(Site site) : site_(std::make_shared<const Site>(std::move(site))) {}
+namespace {
 
-PgContender::~PgContender() { abandon(); }
-
-void PgContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
-  auto attempt = std::make_shared<Attempt>(site_, deadline, std::move(stop), std::move(done));
-  current_.set(attempt);
+std::shared_ptr<Attempt> start_attempt(const std::shared_ptr<const Site>& site,
+                                       Clock::time_point deadline, std::stop_token stop,
+                                       detail::Contender::Done done) {
+  auto attempt = std::make_shared<Attempt>(site, deadline, std::move(stop), std::move(done));
   attempt->start();
+  return attempt;
 }
 
-void PgContender::abandon() noexcept {
-  if (auto attempt = current_.get()) {
-    site_->core->executor->post([attempt] { attempt->interrupt(errc::cancelled); });
-  }
+}  // namespace
+
+std::unique_ptr<detail::Contender> make_pg_contender(Site site) {
+  return detail::make_attempt_contender(std::move(site), &start_attempt);
 }
 
 }  // namespace dlock::postgres_backend

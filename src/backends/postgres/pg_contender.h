@@ -29,20 +29,7 @@ struct Site {
   std::string label;  // goes into the holder data
 };
 
-class Attempt;
-
-class PgContender : public detail::Contender {
- public:
-  explicit PgContender(Site site);
-  ~PgContender() override;
-
-  void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
-  void abandon() noexcept override;
-
- private:
-  const std::shared_ptr<const Site> site_;
-  detail::CurrentAttempt<Attempt> current_;
-};
+std::unique_ptr<detail::Contender> make_pg_contender(Site site);
 
 }  // namespace dlock::postgres_backend
 

@@ -17,6 +17,8 @@
 
 #include <dlock/postgres.h>
 
+#include "backends/sql/row_locks.h"
+#include "backends/sql/table_locks.h"
 #include "core/executor.h"
 #include "pg_connection.h"
 #include "pg_statements.h"
@@ -57,6 +59,10 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   const std::shared_ptr<detail::Executor> executor;
   const postgres_backend::Statements sql;
   const Clock::duration heartbeat;
+  // The table mode's locks, set once by open() in that mode; null in the advisory mode.
+  std::shared_ptr<sql::TableLocks> table;
+  // The row mode's locks, set once by open() in that mode; null in the others.
+  std::shared_ptr<sql::RowLocks> row;
 
  private:
   struct Tally {

@@ -3,7 +3,8 @@
 //   postgres://[user[:password]@][host][:port][/dbname][?param=value&...]   a libpq URI
 //   postgres:[key=value ...]            a libpq key=value string; "postgres:" alone uses PG*
 //
-// dlock reads its own options out of the URI's query (schema=, heartbeat=) and hands everything
+// dlock reads its own options out of the URI's query (schema=, heartbeat=, mode=advisory|table|row,
+// ttl= for the table mode) and hands everything
 // else to libpq, so sslmode=, connect_timeout=, application_name= ... work as libpq documents.
 #include <libpq-fe.h>
 
@@ -30,6 +31,14 @@ void check_with_libpq(std::string_view url, const std::string& conninfo) {
   PQfreemem(error);
   while (!why.empty() && why.back() == '\n') why.pop_back();
   bad_url(url, why);
+}
+
+// The ?mode= option: which PostgreSQL lock (postgres.h, Mode).
+postgres::Mode mode_of(std::string_view url, const std::string& mode) {
+  if (mode == "advisory") return postgres::Mode::advisory;
+  if (mode == "table") return postgres::Mode::table;
+  if (mode == "row") return postgres::Mode::row;
+  bad_url(url, "mode '" + mode + "': advisory (the default), table or row");
 }
 
 postgres::Options options_from_url(std::string_view url, const OpenOptions& open_options) {
@@ -60,11 +69,16 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
         options.schema = percent_decode(url, value);
       } else if (key == "heartbeat") {
         options.heartbeat = duration_of(value);
+      } else if (key == "mode") {
+        options.mode = mode_of(url, percent_decode(url, value));
+      } else if (key == "ttl") {
+        options.ttl = duration_of(value);
       } else {
         // libpq leaves connect_timeout to callers of PQconnectPoll: dlock keeps it.
         if (key == "connect_timeout") options.connect_timeout = duration_of(value);
-        libpq_query +=
-            (libpq_query.empty() ? "?" : "&") + std::string(key) + "=" + std::string(value);
+        // Appended piece by piece: GCC 12's -Wrestrict misreads `"?" + std::string(...)` at -O2.
+        libpq_query += libpq_query.empty() ? '?' : '&';
+        libpq_query.append(key).append("=").append(value);
       }
     });
     options.conninfo = "postgresql:" + std::string(rest.substr(0, question)) + libpq_query;
@@ -80,11 +94,13 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
 }  // namespace
 
 void register_postgres(BackendRegistry& registry) {
-  registry.add({.schemes = {"postgres", "postgresql"},
-                .url_form = "postgres://user[:password]@host:port/dbname[?sslmode=...&schema=...]",
-                .open = [](std::string_view url, const OpenOptions& open_options) {
-                  return postgres::Backend::open(options_from_url(url, open_options));
-                }});
+  registry.add(
+      {.schemes = {"postgres", "postgresql"},
+       .url_form =
+           "postgres://user[:password]@host:port/dbname[?sslmode=...&schema=...&mode=table]",
+       .open = [](std::string_view url, const OpenOptions& open_options) {
+         return postgres::Backend::open(options_from_url(url, open_options));
+       }});
 }
 
 }  // namespace dlock::detail

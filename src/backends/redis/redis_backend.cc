@@ -1,12 +1,12 @@
 #include "redis_backend.h"
 
 #include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include <dlock/lock_path.h>
 
 #include "core/holder_data.h"
+#include "key_scan.h"
 #include "redis_contender.h"
 
 namespace dlock::redis_backend {
@@ -29,16 +29,6 @@ std::vector<QueueEntry> entries_of(const Reply& list) {
   return entries;
 }
 
-// `text` as a SCAN pattern that matches it literally.
-std::string glob_escaped(std::string_view text) {
-  std::string escaped;
-  for (char c : text) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') escaped += '\\';
-    escaped += c;
-  }
-  return escaped;
-}
-
 }  // namespace
 
 RedisBackend::~RedisBackend() { client_->drain(Clock::now() + std::chrono::seconds(1)); }
@@ -55,40 +45,19 @@ LockStatus RedisBackend::status(std::string_view path, Clock::time_point deadlin
 }
 
 std::vector<std::string> RedisBackend::list(std::string_view prefix, Clock::time_point deadline) {
-  if (prefix != "/") check_lock_path(prefix);
-  const std::string under = prefix == "/" ? "/" : std::string(prefix);
-  const std::string pattern = glob_escaped(under) + "*" + std::string(kKindSuffix);
-  std::vector<std::string> paths;
-  std::string cursor = "0";
-  do {
-    const Reply reply =
-        client_->call({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, deadline);
-    if (reply.elements.size() != 2) break;
-    cursor = reply.elements[0].text;
-    for (const Reply& key : reply.elements[1].elements) {
-      std::string path = key.text.substr(0, key.text.size() - kKindSuffix.size());
-      const bool inside = under == "/" || path == under || path.starts_with(under + "/");
-      if (inside) paths.push_back(std::move(path));
-    }
-  } while (cursor != "0");
-  std::sort(paths.begin(), paths.end());
-  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-  return paths;
+  return scan_paths(prefix, kKindSuffix,
+                    [&](Command command) { return client_->call(std::move(command), deadline); });
 }
 
 std::unique_ptr<detail::Contender> RedisBackend::make_contender(std::string_view path,
                                                                 const ContenderSpec& spec,
                                                                 const LockOptions& options) {
-  return std::make_unique<RedisContender>(
+  return make_redis_contender(
       Site{.client = client_, .keys = LockKeys(path), .spec = spec, .label = options.label});
 }
 
 std::optional<std::chrono::milliseconds> RedisBackend::loss_notice() const noexcept {
-  // lost() fires at ttl x (1 - drift) - margin after the last renewal was sent.
-  const lease::LeaseTerms terms = client_->lease_terms();
-  const auto drift = std::chrono::milliseconds(
-      static_cast<std::int64_t>(std::floor(terms.ttl.count() * terms.drift)));
-  return drift + terms.margin;
+  return lease::LeaseClock(client_->lease_terms()).notice();
 }
 
 }  // namespace dlock::redis_backend

@@ -1,10 +1,12 @@
 #include "redis_client.h"
 
 #include <future>
-#include <random>
 #include <thread>
 
 #include <dlock/error.h>
+
+#include "core/await_future.h"
+#include "random_hex.h"
 
 namespace dlock::redis_backend {
 
@@ -12,26 +14,16 @@ namespace {
 
 using Outcome = std::pair<std::error_code, std::string>;
 
-std::string random_hex(std::size_t bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::random_device random;
-  std::string hex;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    const unsigned byte = random() & 0xff;
-    hex += kHex[byte >> 4];
-    hex += kHex[byte & 15];
-  }
-  return hex;
-}
-
 // Waits for `outcome` until `deadline`, answering a stop request within a few milliseconds.
 Outcome wait_for(std::future<Outcome>& outcome, Clock::time_point deadline,
                  const std::stop_token& stop, const std::string& address) {
-  while (outcome.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
-    if (stop.stop_requested()) return {errc::cancelled, "connecting to redis " + address};
-    if (Clock::now() >= deadline) {
+  switch (detail::await_future(outcome, deadline, stop)) {
+    case detail::Awaited::stopped:
+      return {errc::cancelled, "connecting to redis " + address};
+    case detail::Awaited::past_deadline:
       return {errc::connect_failed, "redis " + address + ": no answer in time"};
-    }
+    case detail::Awaited::ready:
+      break;
   }
   return outcome.get();
 }
@@ -171,20 +163,8 @@ void RedisClient::wake_all() {
   for (const auto& wake : all) wake();
 }
 
-void RedisClient::background_started() {
-  std::lock_guard lock(mu_);
-  ++background_;
-}
-
-void RedisClient::background_ended() {
-  std::lock_guard lock(mu_);
-  if (--background_ == 0) drained_.notify_all();
-}
-
 void RedisClient::drain(Clock::time_point deadline) {
-  if (executor_->in_executor_thread()) return;
-  std::unique_lock lock(mu_);
-  drained_.wait_until(lock, deadline, [this] { return background_ == 0; });
+  if (!executor_->in_executor_thread()) background_.drain(deadline);
 }
 
 lease::LeaseTerms RedisClient::lease_terms() const noexcept {

@@ -4,7 +4,6 @@
 #ifndef DLOCK_SRC_BACKENDS_REDIS_REDIS_CLIENT_H_
 #define DLOCK_SRC_BACKENDS_REDIS_REDIS_CLIENT_H_
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -15,6 +14,7 @@
 
 #include <dlock/open.h>
 
+#include "background_work.h"
 #include "connection.h"
 #include "core/executor.h"
 #include "lease/lease_clock.h"
@@ -56,10 +56,8 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
   void add_waiter(const std::string& id, std::function<void()> wake);
   void remove_waiter(const std::string& id);
 
-  // Counts commands that must reach the server before the process may end (releases), so
-  // that drain() can wait for them.
-  void background_started();
-  void background_ended();
+  // Releases on their way to the server, which drain() waits for.
+  BackgroundWork& background() noexcept { return background_; }
   // Waits until every background command has ended, or until `deadline`. Returns at once on
   // the executor's thread, which those commands need.
   void drain(Clock::time_point deadline);
@@ -86,8 +84,7 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
   std::mutex mu_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::string, std::function<void()>> waiters_;
-  std::condition_variable drained_;
-  int background_ = 0;
+  BackgroundWork background_;
 };
 
 // Whether a failure may pass if the same command is sent again.

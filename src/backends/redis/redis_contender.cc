@@ -6,6 +6,7 @@
 
 #include <dlock/error.h>
 
+#include "core/attempt_contender.h"
 #include "core/holder_data.h"
 #include "core/lock_kind.h"
 #include "redis_holding.h"
@@ -43,11 +44,10 @@ std::string kind_of(const ContenderSpec& spec) {
 // One acquisition. Everything but start() and cancel() runs on the executor's thread.
 class Attempt : public std::enable_shared_from_this<Attempt> {
  public:
-  static std::shared_ptr<Attempt> start(std::shared_ptr<const Site> site,
+  static std::shared_ptr<Attempt> start(const std::shared_ptr<const Site>& site,
                                         Clock::time_point deadline, std::stop_token stop,
                                         detail::Contender::Done done) {
-    std::shared_ptr<Attempt> attempt(
-        new Attempt(std::move(site), deadline, std::move(stop), std::move(done)));
+    std::shared_ptr<Attempt> attempt(new Attempt(site, deadline, std::move(stop), std::move(done)));
     attempt->executor().post([attempt] { attempt->begin(); });
     return attempt;
   }
@@ -193,16 +193,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool queued_ = false;
 };
 
-RedisContender::RedisContender(Site site) : site_(std::make_shared<const Site>(std::move(site))) {}
-
-RedisContender::~RedisContender() { abandon(); }
-
-void RedisContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
-  current_.set(Attempt::start(site_, deadline, std::move(stop), std::move(done)));
-}
-
-void RedisContender::abandon() noexcept {
-  if (auto attempt = current_.get()) attempt->cancel();
+std::unique_ptr<detail::Contender> make_redis_contender(Site site) {
+  return detail::make_attempt_contender(std::move(site), &Attempt::start);
 }
 
 }  // namespace dlock::redis_backend

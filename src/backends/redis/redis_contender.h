@@ -24,20 +24,7 @@ struct Site {
   std::string label;  // goes into the holder and waiter records
 };
 
-class Attempt;
-
-class RedisContender final : public detail::Contender {
- public:
-  explicit RedisContender(Site site);
-  ~RedisContender() override;
-
-  void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
-  void abandon() noexcept override;
-
- private:
-  const std::shared_ptr<const Site> site_;
-  detail::CurrentAttempt<Attempt> current_;
-};
+std::unique_ptr<detail::Contender> make_redis_contender(Site site);
 
 }  // namespace dlock::redis_backend
 

@@ -17,7 +17,7 @@ void release_until(std::shared_ptr<RedisClient> client, LockKeys keys, std::stri
                                                              Reply) mutable {
                const bool retry = ec == errc::connection_lost || ec == errc::connect_failed;
                if (!retry || Clock::now() + kReleaseRetry >= give_up) {
-                 return client->background_ended();
+                 return client->background().ended();
                }
                detail::Executor& executor = *client->executor();
                executor.post_at(Clock::now() + kReleaseRetry,
@@ -66,7 +66,7 @@ void RedisHolding::do_release() noexcept {
 
 void release_in_background(std::shared_ptr<RedisClient> client, LockKeys keys, std::string id,
                            Clock::time_point give_up) {
-  client->background_started();
+  client->background().started();
   release_until(std::move(client), std::move(keys), std::move(id), give_up);
 }
 

@@ -1,6 +1,7 @@
-// redis:// and rediss:// URLs, and the registry entry of the Redis backend.
+// redis://, rediss:// and redlock:// URLs, and the registry entries of the Redis backends.
 //
 //   redis[s]://[[user]:password@]host[:port][/db][?ttl=D&connect_timeout=D&tls_ca=FILE]
+//   redlock://[[user]:password@]host[:port],host[:port],...[/db][?ttl=D&connect_timeout=D]
 #include <charconv>
 
 #include <dlock/error.h>
@@ -8,12 +9,15 @@
 #include "core/backend_registry.h"
 #include "core/url.h"
 #include "redis_backend.h"
+#include "redlock_backend.h"
 
 namespace dlock::detail {
 
 namespace {
 
 using redis_backend::ClientOptions;
+using redis_backend::Endpoint;
+using redis_backend::RedlockOptions;
 
 constexpr std::chrono::milliseconds kShortestTtl{100};
 
@@ -27,12 +31,32 @@ int parse_number(std::string_view url, std::string_view text, const char* what, 
   return value;
 }
 
-ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
-  const Url scheme = split_scheme(url);
-  const bool tls = scheme.scheme == "rediss";
-  const UrlParts parts = split_url(url, scheme.rest, "redis://host:port[/db]");
-  ClientOptions options;
-  redis_backend::Endpoint& endpoint = options.endpoint;
+// Sets `endpoint`'s host and port from "host[:port]" or "[v6]:port".
+void parse_host(std::string_view url, std::string_view authority, Endpoint& endpoint) {
+  std::string_view port = "6379";
+  if (authority.starts_with("[")) {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) bad_url(url, "an IPv6 address needs its closing ']'");
+    endpoint.host = std::string(authority.substr(1, close - 1));
+    authority.remove_prefix(close + 1);
+    if (authority.starts_with(":"))
+      port = authority.substr(1);
+    else if (!authority.empty())
+      bad_url(url, "expected ':port' after the IPv6 address");
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    endpoint.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (endpoint.host.empty()) bad_url(url, "no host");
+  endpoint.port = std::to_string(parse_number(url, port, "port", 65535));
+}
+
+// What every server of a URL shares: credentials, database, options. The hosts are left to
+// the caller (one for redis://, several for redlock://). `ttl` receives ?ttl=.
+Endpoint endpoint_from_url(std::string_view url, const UrlParts& parts, bool tls,
+                           const OpenOptions& open, std::chrono::milliseconds& ttl) {
+  Endpoint endpoint;
   if (parts.path.size() > 1)
     endpoint.db = parse_number(url, parts.path.substr(1), "database", 1 << 30);
   if (parts.user_info) {
@@ -51,30 +75,11 @@ ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
             "a password was given but the URL names no user (redis://user@host or "
             "redis://default@host)");
   }
-  std::string_view authority = parts.authority;
-  std::string_view port = "6379";
-  if (authority.starts_with("[")) {
-    const std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) bad_url(url, "an IPv6 address needs its closing ']'");
-    endpoint.host = std::string(authority.substr(1, close - 1));
-    authority.remove_prefix(close + 1);
-    if (authority.starts_with(":"))
-      port = authority.substr(1);
-    else if (!authority.empty())
-      bad_url(url, "expected ':port' after the IPv6 address");
-  } else {
-    const std::size_t colon = authority.rfind(':');
-    endpoint.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (endpoint.host.empty()) bad_url(url, "no host");
-  endpoint.port = std::to_string(parse_number(url, port, "port", 65535));
-
   std::string ca_file;
   for_each_query_option(url, parts.query, [&](std::string_view key, std::string_view value) {
     if (key == "ttl") {
-      options.ttl = url_duration(url, value);
-      if (options.ttl < kShortestTtl) bad_url(url, "ttl must be at least 100ms");
+      ttl = url_duration(url, value);
+      if (ttl < kShortestTtl) bad_url(url, "ttl must be at least 100ms");
     } else if (key == "connect_timeout") {
       endpoint.connect_timeout = url_duration(url, value);
     } else if (key == "tls_ca" && tls) {
@@ -87,7 +92,40 @@ ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
   if (open.connect_timeout && *open.connect_timeout < endpoint.connect_timeout) {
     endpoint.connect_timeout = *open.connect_timeout;
   }
-  if (tls) endpoint.tls = redis_backend::TlsOptions{ca_file, endpoint.host};
+  if (tls) endpoint.tls = redis_backend::TlsOptions{ca_file, ""};
+  return endpoint;
+}
+
+ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
+  const Url scheme = split_scheme(url);
+  const bool tls = scheme.scheme == "rediss";
+  const UrlParts parts = split_url(url, scheme.rest, "redis://host:port[/db]");
+  ClientOptions options;
+  options.endpoint = endpoint_from_url(url, parts, tls, open, options.ttl);
+  parse_host(url, parts.authority, options.endpoint);
+  if (tls) options.endpoint.tls->server_name = options.endpoint.host;
+  return options;
+}
+
+RedlockOptions redlock_options_from_url(std::string_view url, const OpenOptions& open) {
+  const UrlParts parts =
+      split_url(url, split_scheme(url).rest, "redlock://host:port,host:port,host:port[/db]");
+  RedlockOptions options;
+  const Endpoint shared = endpoint_from_url(url, parts, false, open, options.ttl);
+  std::string_view hosts = parts.authority;
+  while (true) {
+    const std::size_t comma = hosts.find(',');
+    Endpoint endpoint = shared;
+    parse_host(url, hosts.substr(0, comma), endpoint);
+    for (const Endpoint& earlier : options.masters) {
+      if (earlier.address() == endpoint.address()) {
+        bad_url(url, "master " + endpoint.address() + " is named twice");
+      }
+    }
+    options.masters.push_back(std::move(endpoint));
+    if (comma == std::string_view::npos) break;
+    hosts.remove_prefix(comma + 1);
+  }
   return options;
 }
 
@@ -101,6 +139,13 @@ void register_redis(BackendRegistry& registry) {
          const std::string_view scheme = split_scheme(url).scheme == "rediss" ? "rediss" : "redis";
          return std::shared_ptr<dlock::Backend>(std::make_shared<redis_backend::RedisBackend>(
              redis_backend::RedisClient::open(options_from_url(url, open), open), scheme));
+       }});
+  registry.add(
+      {.schemes = {"redlock"},
+       .url_form = "redlock://[[user]:password@]host:port,host:port,...[/db][?ttl=D]",
+       .open = [](std::string_view url, const OpenOptions& open) {
+         return std::shared_ptr<dlock::Backend>(std::make_shared<redis_backend::RedlockBackend>(
+             redis_backend::RedlockMasters::open(redlock_options_from_url(url, open), open)));
        }});
 }
 

@@ -7,31 +7,32 @@
 #include <mutex>
 #include <string>
 
+#include "engine/queue_store.h"
 #include "zk/client.h"
 
 namespace dlock::zk_backend {
 
-// Set with getData (so no watch stays behind on a node that is gone), set again when the
-// node's data changes, again after a connection loss. Handed from the waiting acquisition to
-// the holding, which then points on_gone at its lost() signal.
+// The engine's EntryWatch on ZooKeeper. Set with getData (so no watch stays behind on a node that
+// is gone), set again when the node's data changes, again after a connection loss. Handed from the
+// waiting acquisition to the holding, which then points on_gone at its lost() signal.
 //
 // Thread safety: all members may be called from any thread.
-class NodeWatch : public std::enable_shared_from_this<NodeWatch> {
+class NodeWatch : public engine::EntryWatch, public std::enable_shared_from_this<NodeWatch> {
  public:
   NodeWatch(std::shared_ptr<zk::Client> client, std::string path);
 
   // What to do once the node is found deleted. Replaces the earlier action; runs on the C
   // client's thread (or the caller's, if the node is already known gone) and must not block.
-  void on_gone(std::function<void()> action);
+  void on_gone(std::function<void()> action) override;
   // Sets the watch.
-  void start();
+  void start() override;
   // Stops reporting and removes the watch on the server too, so that deleting the node (our
   // own release) fires no notification to us; then runs `then`, exactly once, whatever state
   // the watch is in. A watch whose request is still in flight can be removed only once
-  // answered, so `then` waits for that (under a round trip), on the C client's thread, and the
+  // answered, so `then` waits for that (under a round trip), on the client's loop thread, and the
   // request keeps the watch alive until then even if its owners drop it; otherwise `then`
   // runs at once, on the caller's.
-  void stop(std::function<void()> then = nullptr);
+  void stop(std::function<void()> then = nullptr) override;
 
  private:
   void arm();

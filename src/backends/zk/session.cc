@@ -10,16 +10,16 @@
 #include <dlock/zk/session.h>
 
 #include "backends/zk/node_name.h"
-#include "backends/zk/policy.h"
+#include "backends/zk/node_naming.h"
 #include "backends/zk/zk_contender.h"
 #include "backends/zk/zk_holding.h"
 #include "core/contender.h"
 #include "core/executor.h"
 #include "core/holder_data.h"
 #include "core/lock_path.h"
+#include "engine/rules.h"
 #include "options_check.h"
 #include "zk/client.h"
-#include "zk/log_router.h"
 
 namespace dlock::zk {
 
@@ -73,14 +73,9 @@ void throw_if(std::error_code ec, const std::string& what) {
 class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
  public:
   explicit Impl(Options options)
-      : options_(std::move(options)),
-        executor_(std::make_shared<detail::Executor>()),
-        log_sink_(log_router::add(options_.log, options_.log_level)) {}
+      : options_(std::move(options)), executor_(std::make_shared<detail::Executor>()) {}
 
-  ~Impl() {
-    close(make_error_code(errc::session_closed));
-    log_router::remove(log_sink_);
-  }
+  ~Impl() { close(make_error_code(errc::session_closed)); }
 
   void close(std::error_code reason) {
     std::shared_ptr<Client> client;
@@ -93,6 +88,13 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
       set_state_locked(SessionState::closed);
     }
     if (client) client->close(reason);
+  }
+
+  TlsConfig tls_config() const {
+    return {.enabled = options_.tls,
+            .ca_file = options_.tls_ca_file,
+            .cert_file = options_.tls_cert_file,
+            .key_file = options_.tls_key_file};
   }
 
   // The client new work should use: the current one, or a new one if the last died.
@@ -116,14 +118,15 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
   void open_client_locked() {
     const std::uint64_t generation = ++generation_;
     std::weak_ptr<Impl> weak = weak_from_this();
-    // Connection events arrive on the C client's thread: hand them to the executor, where
-    // closing a client (which joins the C client's threads) is allowed.
+    // Connection events arrive from the client's read handler: hand them to the executor as a
+    // task of their own, outside the client's dispatch.
     std::weak_ptr<Impl> reporter = weak;
     client_ =
         Client::open({.hosts = options_.hosts,
                       .chroot = options_.chroot,
                       .session_timeout = options_.session_timeout,
                       .digest_auth = options_.digest_auth,
+                      .tls = tls_config(),
                       .report =
                           [reporter](LogLevel level, std::string text) {
                             if (auto self = reporter.lock()) self->report(level, std::move(text));
@@ -152,7 +155,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
         break;
       case ConnectionEvent::disconnected: {
         set_state_locked(SessionState::suspended);
-        // The C client reports a silent connection after 2/3 of the timeout without a message,
+        // The client reports a silent connection after 2/3 of the timeout without a message,
         // so the last one may be that old; a reset connection is reported at once. Assume the
         // worst.
         const auto timeout = client_->negotiated_timeout();
@@ -258,7 +261,8 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     if (found != Code::no_node) return;
     auto creator = Client::open({.hosts = options_.hosts,
                                  .session_timeout = options_.session_timeout,
-                                 .digest_auth = options_.digest_auth},
+                                 .digest_auth = options_.digest_auth,
+                                 .tls = tls_config()},
                                 executor_, [](ConnectionEvent) {});
     Pending<std::error_code> created;
     std::stop_callback on_stop(stop, [set = created.setter()] { set(errc::cancelled); });
@@ -328,7 +332,6 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
 
   const Options options_;
   const std::shared_ptr<detail::Executor> executor_;
-  const std::uint64_t log_sink_;
 
   mutable std::mutex mu_;
   std::shared_ptr<Client> client_;
@@ -475,13 +478,18 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
   const std::string permits_text = recorded_permits.get(deadline, "reading " + dir);
   if (children.empty()) return status;
   // One directory holds one kind of lock; its nodes' names say which.
-  const zk_backend::Policy& kind = zk_backend::policy_of_node(children.front());
-  std::string offender;
-  if (zk_backend::sort_children(children, kind.markers, &offender)) {
-    throw Error(errc::unorderable_path, dir + "/" + offender);
+  const zk_backend::NodeNaming& kind = zk_backend::naming_of_node(children.front());
+  engine::Listing queue = zk_backend::to_listing(children, kind);
+  if (!queue.strangers.empty()) {
+    throw Error(errc::unorderable_path, dir + "/" + queue.strangers.front().name);
   }
-  const std::uint32_t permits =
-      kind.records_permits ? static_cast<std::uint32_t>(std::atoi(permits_text.c_str())) : 1;
+  std::vector<engine::Entry>& entries = queue.entries;
+  engine::sort_in_lock_order(entries);
+  children.clear();
+  for (const engine::Entry& entry : entries) children.push_back(entry.name);
+  const std::uint32_t permits = engine::rules_for(kind.role).records_permits
+                                    ? static_cast<std::uint32_t>(std::atoi(permits_text.c_str()))
+                                    : 1;
   // One pipelined read per contender; a contender that left meanwhile is skipped.
   std::vector<Pending<std::optional<QueueEntry>>> reads(children.size());
   for (std::size_t i = 0; i < children.size(); ++i) {
@@ -498,7 +506,7 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
   for (std::size_t i = 0; i < children.size(); ++i) {
     std::optional<QueueEntry> entry = reads[i].get(deadline, "reading the contenders of " + dir);
     if (!entry) continue;
-    const bool held = zk_backend::policy_of_node(children[i]).decide(children, i, permits).held;
+    const bool held = engine::rules_for(entries[i].role).decide(entries, i, permits).held;
     (held ? status.holders : status.waiters).push_back(std::move(*entry));
   }
   return status;
@@ -506,11 +514,11 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
 
 namespace {
 
-// A child a lock contender made, under any naming dlock knows: its policy's sort key is a
+// A child a lock contender made, under any naming dlock knows: its naming's sort key is a
 // sequence number.
 bool is_contender(std::string_view name) {
-  const zk_backend::Policy& policy = zk_backend::policy_of_node(name);
-  return zk_backend::is_orderable_key(zk_backend::sort_key(name, policy.markers));
+  const zk_backend::NodeNaming& naming = zk_backend::naming_of_node(name);
+  return zk_backend::is_orderable_key(zk_backend::sort_key(name, naming.markers));
 }
 
 }  // namespace
@@ -565,7 +573,7 @@ std::unique_ptr<detail::Contender> Session::make_contender(std::string_view path
           .connect_timeout = impl_->options_.connect_timeout,
           .connect_failure = connect_failure(impl_->options_),
           .permits = spec.role == ContenderSpec::Role::semaphore ? spec.permits : 1},
-      zk_backend::policy_for(spec.role, options.naming));
+      zk_backend::naming_for(spec.role, options.naming));
 }
 
 detail::Executor& Session::executor() noexcept { return *impl_->executor_; }

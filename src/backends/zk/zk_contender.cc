@@ -3,29 +3,34 @@
 #include <dlock/error.h>
 
 #include "core/holder_data.h"
-#include "node_name.h"
+#include "engine/rules.h"
 #include "zk_holding.h"
+#include "zk_queue_store.h"
 
 namespace dlock::zk_backend {
 
-ZkContender::ZkContender(ClientSource clients, Site site, const Policy& policy)
-    : clients_(std::move(clients)), site_(std::move(site)), policy_(policy) {}
+ZkContender::ZkContender(ClientSource clients, Site site, const NodeNaming& naming)
+    : clients_(std::move(clients)), site_(std::move(site)), naming_(naming) {}
 
 ZkContender::~ZkContender() { abandon(); }
 
 void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
+  const std::uint64_t ticket = current_.next_ticket();
   std::error_code ec;
   std::shared_ptr<zk::Client> client = clients_(ec);
   if (!client) return done(detail::Outcome::failure(ec));
-  auto attempt = Acquisition::start({.client = std::move(client),
-                                     .dir = site_.dir,
-                                     .data = detail::encode_holder_data(site_.label),
-                                     .policy = &policy_,
-                                     .permits = site_.permits,
-                                     .connect_timeout = site_.connect_timeout,
-                                     .connect_failure = site_.connect_failure},
-                                    deadline, std::move(stop), std::move(done));
-  current_.set(attempt);
+  auto store = std::make_shared<ZkQueueStore>(
+      std::move(client), ZkQueueStore::Site{.dir = site_.dir,
+                                            .data = detail::encode_holder_data(site_.label),
+                                            .naming = &naming_,
+                                            .permits = site_.permits});
+  auto attempt = engine::Acquisition::start({.store = std::move(store),
+                                             .role = naming_.role,
+                                             .permits = site_.permits,
+                                             .connect_timeout = site_.connect_timeout,
+                                             .connect_failure = site_.connect_failure},
+                                            deadline, std::move(stop), std::move(done));
+  current_.set(ticket, attempt);
 }
 
 // A writer's downgrade: a read node at the writer's own sequence, created plainly (not
@@ -33,11 +38,11 @@ void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done
 // the writer now wait for the reader too, and no writer can get in between.
 void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
   const auto* writer = dynamic_cast<const ZkHolding*>(&held);
-  if (writer == nullptr || policy_.lower_nodes_only_leave) {
+  if (writer == nullptr || engine::rules_for(naming_.role).lower_entries_only_leave) {
     return done(detail::Outcome::failure(errc::not_supported, "downgrade"));
   }
   const std::string& node = held.node();
-  const std::string path = site_.dir + "/" + policy_.new_prefix() + std::string(policy_.stem) +
+  const std::string path = site_.dir + "/" + naming_.new_prefix() + std::string(naming_.stem) +
                            node.substr(node.size() - 10);
   std::shared_ptr<zk::Client> client = writer->client();
   client->create(path, detail::encode_holder_data(site_.label), zk::CreateMode::ephemeral,

@@ -1,5 +1,5 @@
-// The ZooKeeper engine behind a lock handle: one Acquisition per attempt, on the session's
-// current client.
+// A lock handle's contender on ZooKeeper: one engine Acquisition per attempt, over a
+// ZkQueueStore on the session's current client.
 #ifndef DLOCK_SRC_BACKENDS_ZK_ZK_CONTENDER_H_
 #define DLOCK_SRC_BACKENDS_ZK_ZK_CONTENDER_H_
 
@@ -8,9 +8,10 @@
 #include <mutex>
 #include <string>
 
-#include "acquisition.h"
 #include "core/contender.h"
-#include "policy.h"
+#include "engine/acquisition.h"
+#include "node_naming.h"
+#include "zk/client.h"
 
 namespace dlock::zk_backend {
 
@@ -27,7 +28,7 @@ class ZkContender : public detail::Contender {
     std::string connect_failure{};                // the message when that passes
     std::uint32_t permits = 1;                    // semaphores: how many may hold at once
   };
-  ZkContender(ClientSource clients, Site site, const Policy& policy);
+  ZkContender(ClientSource clients, Site site, const NodeNaming& naming);
   ~ZkContender() override;
 
   void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
@@ -37,8 +38,8 @@ class ZkContender : public detail::Contender {
  private:
   const ClientSource clients_;
   const Site site_;
-  const Policy& policy_;
-  detail::CurrentAttempt<Acquisition> current_;
+  const NodeNaming& naming_;
+  detail::CurrentAttempt<engine::Acquisition> current_;
 };
 
 }  // namespace dlock::zk_backend

@@ -1,10 +1,12 @@
 #include "zk_holding.h"
 
+#include "node_watch.h"
+
 namespace dlock::zk_backend {
 
 ZkHolding::ZkHolding(std::shared_ptr<zk::Client> client, std::string node, std::uint64_t token,
-                     std::shared_ptr<NodeWatch> own_watch)
-    : Holding(std::move(node), token),
+                     std::shared_ptr<engine::EntryWatch> own_watch)
+    : EntryHolding(std::move(node), token),
       client_(std::move(client)),
       own_watch_(std::move(own_watch)) {}
 
@@ -15,7 +17,7 @@ void ZkHolding::watch() {
   observer_ = client_->add_observer([weak](std::error_code reason) {
     if (auto self = weak.lock()) self->lose(reason.message());
   });
-  std::shared_ptr<NodeWatch> adopted;
+  std::shared_ptr<engine::EntryWatch> adopted;
   {
     std::lock_guard lock(mu_);
     adopted = own_watch_;
@@ -34,7 +36,7 @@ void ZkHolding::watch() {
   if (adopted) watch_node(adopted);
 }
 
-bool ZkHolding::watch_node(std::shared_ptr<NodeWatch> own_watch) {
+bool ZkHolding::watch_node(std::shared_ptr<engine::EntryWatch> own_watch) {
   std::weak_ptr<ZkHolding> weak = weak_from_this();
   {
     std::lock_guard lock(mu_);
@@ -58,7 +60,7 @@ void ZkHolding::lose(const std::string& why) {
 void ZkHolding::do_release() noexcept {
   client_->remove_observer(observer_);
   std::optional<detail::Executor::TimerId> timer;
-  std::shared_ptr<NodeWatch> own_watch;
+  std::shared_ptr<engine::EntryWatch> own_watch;
   {
     std::lock_guard lock(mu_);
     timer = watch_timer_;

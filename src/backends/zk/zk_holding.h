@@ -9,14 +9,13 @@
 #include <optional>
 #include <string>
 
-#include "core/contender.h"
 #include "core/executor.h"
-#include "node_watch.h"
+#include "engine/queue_store.h"
 #include "zk/client.h"
 
 namespace dlock::zk_backend {
 
-class ZkHolding : public detail::Holding, public std::enable_shared_from_this<ZkHolding> {
+class ZkHolding : public engine::EntryHolding, public std::enable_shared_from_this<ZkHolding> {
  public:
   // A holder that did not wait with a watch on its own node gets one this long after
   // acquisition. That watch only catches someone else deleting the node (session loss is seen
@@ -27,11 +26,11 @@ class ZkHolding : public detail::Holding, public std::enable_shared_from_this<Zk
 
   // `own_watch` is the watch a waiting contender already has on `node`, or null.
   ZkHolding(std::shared_ptr<zk::Client> client, std::string node, std::uint64_t token,
-            std::shared_ptr<NodeWatch> own_watch);
+            std::shared_ptr<engine::EntryWatch> own_watch);
   ~ZkHolding() override;
 
   // Starts watching for loss: the session dying, and our node's deletion.
-  void watch();
+  void watch() override;
 
   // The session the lock was taken on (for fenced writes).
   const std::shared_ptr<zk::Client>& client() const noexcept { return client_; }
@@ -41,7 +40,7 @@ class ZkHolding : public detail::Holding, public std::enable_shared_from_this<Zk
 
  private:
   // Adopts `own_watch` as the watch on our node; false if the lock is already released.
-  bool watch_node(std::shared_ptr<NodeWatch> own_watch);
+  bool watch_node(std::shared_ptr<engine::EntryWatch> own_watch);
   // Raises lost() and logs `why`, once, unless the lock was released.
   void lose(const std::string& why);
 
@@ -50,7 +49,7 @@ class ZkHolding : public detail::Holding, public std::enable_shared_from_this<Zk
   zk::Client::ObserverId observer_ = 0;
 
   std::mutex mu_;
-  std::shared_ptr<NodeWatch> own_watch_;
+  std::shared_ptr<engine::EntryWatch> own_watch_;
   std::optional<detail::Executor::TimerId> watch_timer_;
 };
 

@@ -28,10 +28,15 @@ std::string digest_credentials(std::string_view url, std::string_view user_info,
 
 zk::Options options_from_url(std::string_view url, const std::optional<std::string>& password) {
   const detail::Url scheme = detail::split_scheme(url);
-  if (scheme.scheme != "zk") detail::bad_url(url, "not a zk:// URL");
-  const detail::UrlParts parts =
-      detail::split_url(url, scheme.rest, "zk://host:port[,host:port...][/chroot]");
+  if (scheme.scheme != "zk" && scheme.scheme != "zks") {
+    detail::bad_url(url, "not a zk:// or zks:// URL");
+  }
+  const bool tls = scheme.scheme == "zks";
+  const detail::UrlParts parts = detail::split_url(
+      url, scheme.rest,
+      tls ? "zks://host:port[,host:port...][/chroot]" : "zk://host:port[,host:port...][/chroot]");
   zk::Options options;
+  options.tls = tls;
   if (parts.user_info) {
     options.digest_auth.push_back(digest_credentials(url, *parts.user_info, password));
   } else if (password) {
@@ -46,9 +51,17 @@ zk::Options options_from_url(std::string_view url, const std::optional<std::stri
           options.session_timeout = detail::url_duration(url, value);
         } else if (key == "connect_timeout") {
           options.connect_timeout = detail::url_duration(url, value);
+        } else if (tls && key == "ca") {
+          options.tls_ca_file = detail::percent_decode(url, value);
+        } else if (tls && key == "cert") {
+          options.tls_cert_file = detail::percent_decode(url, value);
+        } else if (tls && key == "key") {
+          options.tls_key_file = detail::percent_decode(url, value);
         } else {
-          detail::bad_url(url, "unknown option '" + std::string(key) +
-                                   "' (known: session_timeout, connect_timeout)");
+          detail::bad_url(url,
+                          "unknown option '" + std::string(key) +
+                              (tls ? "' (known: session_timeout, connect_timeout, ca, cert, key)"
+                                   : "' (known: session_timeout, connect_timeout)"));
         }
       });
   return options;
@@ -61,8 +74,9 @@ zk::Options parse_zk_url(std::string_view url) { return options_from_url(url, st
 namespace detail {
 
 void register_zk(BackendRegistry& registry) {
-  registry.add({.schemes = {"zk"},
-                .url_form = "zk://host:port[,host:port...][/chroot][?session_timeout=D]",
+  registry.add({.schemes = {"zk", "zks"},
+                .url_form = "zk[s]://host:port[,host:port...][/chroot][?session_timeout=D]"
+                            "[&ca=FILE&cert=FILE&key=FILE]",
                 .open = [](std::string_view url, const OpenOptions& open_options) {
                   zk::Options options = options_from_url(url, open_options.password);
                   if (open_options.connect_timeout) {

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Starts a throwaway MariaDB server for tests in DIR (which must exist) on 127.0.0.1 and prints
+# "127.0.0.1:PORT" once it serves.
+#
+#   mysql-start.sh DIR [PORT]
+#
+# Users: root without a password over the Unix socket DIR/socket; "dlock" with the password
+# "secret" over TCP, with every privilege. TLS is on with a self-signed certificate made here
+# (DIR/ca.pem), so that ssl-mode=REQUIRED and VERIFY_CA can be tested. As root the server runs
+# as the user mysql, and DIR is handed to it. The server's pid is in DIR/pid.
+#   MYSQL_OWNER_PID   if set, a watchdog stops the server and removes DIR once that process is
+#                     gone, so a crashed test binary does not leave a server behind.
+set -euo pipefail
+# shellcheck source=scripts/zk-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/zk-common.sh"
+
+[[ $# -ge 1 && $# -le 2 ]] || die "usage: $0 DIR [PORT]"
+readonly dir=$1
+command -v mariadbd >/dev/null || PATH=$PATH:/usr/sbin
+command -v mariadbd >/dev/null || die "no MariaDB server found (Debian package mariadb-server)"
+
+as_server=()
+if [[ $(id -u) -eq 0 ]]; then
+  as_server=(setpriv --reuid=mysql --regid=mysql --init-groups)
+  chown mysql:mysql "$dir"
+fi
+run() { "${as_server[@]}" "$@"; }
+
+if [[ ! -d "$dir/data" ]]; then
+  run mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=socket \
+    --skip-test-db --skip-name-resolve --innodb-log-file-size=8M >"$dir/install.log" 2>&1 ||
+    die "mariadb-install-db failed: $(tail -n 5 "$dir/install.log")"
+  run openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$dir/key.pem" -out "$dir/ca.pem" 2>/dev/null ||
+    die "openssl could not make a certificate"
+fi
+
+port=${2:-}
+for attempt in 1 2 3 4 5; do
+  if [[ -z "${2:-}" ]]; then
+    port=$((24000 + RANDOM % 1000))
+    port_in_use "$port" && continue
+  fi
+  run mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 \
+    --socket="$dir/socket" --pid-file="$dir/pid" --skip-name-resolve --skip-log-bin \
+    --innodb-buffer-pool-size=32M --innodb-log-file-size=8M --innodb-flush-log-at-trx-commit=0 \
+    --ssl-cert="$dir/ca.pem" --ssl-key="$dir/key.pem" --log-error="$dir/error.log" \
+    </dev/null >/dev/null 2>&1 &
+  server=$!
+  for _ in $(seq 1 300); do
+    if mariadb-admin --no-defaults --socket="$dir/socket" -uroot ping >/dev/null 2>&1; then
+      break
+    fi
+    is_running "$server" || break
+    sleep 0.05
+  done
+  if is_running "$server"; then
+    mariadb --no-defaults --socket="$dir/socket" -uroot -e \
+      "CREATE USER IF NOT EXISTS dlock@'%' IDENTIFIED BY 'secret';
+       GRANT ALL ON *.* TO dlock@'%';" || die "could not create the user dlock"
+    server=$(cat "$dir/pid")  # mariadbd itself, not the subshell that started it
+    echo "$server" >"$dir/server.pid"
+    if [[ -n "${MYSQL_OWNER_PID:-}" ]]; then
+      (
+        while is_running "$MYSQL_OWNER_PID"; do sleep 1; done
+        kill -9 "$server" 2>/dev/null || true
+        rm -rf "$dir"
+      ) </dev/null >/dev/null 2>&1 &
+    fi
+    echo "127.0.0.1:$port"
+    exit 0
+  fi
+  [[ -n "${2:-}" ]] && break
+done
+die "mariadbd did not start: $(tail -n 5 "$dir/error.log" 2>/dev/null)"

@@ -1,0 +1,180 @@
+#include <algorithm>
+#include <charconv>
+#include <future>
+#include <memory>
+
+#include <dlock/error.h>
+#include <dlock/lock_path.h>
+#include <dlock/mysql.h>
+
+#include "core/await_future.h"
+#include "core/holder_data.h"
+#include "core/refused_contender.h"
+#include "my_contender.h"
+#include "my_core.h"
+#include "my_link.h"
+#include "my_mode_statements.h"
+#include "my_statements.h"
+
+namespace dlock::mysql {
+
+using mysql_backend::MyConnection;
+using mysql_backend::Reply;
+
+namespace {
+
+// Runs the statement `make_sql` writes on the control connection and waits for the reply
+// until `deadline`. Throws dlock::Error: the reply's error, cancelled, or timed_out.
+Reply query_control(Backend::Impl& core, std::function<std::string(const MyConnection&)> make_sql,
+                    Clock::time_point deadline, std::stop_token stop = {}) {
+  auto reply = std::make_shared<std::promise<Reply>>();
+  std::future<Reply> future = reply->get_future();
+  core.executor->post([&core, make_sql, reply] {
+    core.with_control([make_sql, reply](std::shared_ptr<MyConnection> control, Reply failed) {
+      if (!control) return reply->set_value(std::move(failed));
+      control->query(make_sql(*control),
+                     [reply](Reply done) { reply->set_value(std::move(done)); });
+    });
+  });
+  return detail::await_reply(future, deadline, stop, "MySQL");
+}
+
+std::uint64_t number(const std::optional<std::string>& text) {
+  std::uint64_t value = 0;
+  if (text) std::from_chars(text->data(), text->data() + text->size(), value);
+  return value;
+}
+
+}  // namespace
+
+std::shared_ptr<Backend> Backend::open(Options options) {
+  std::string mode = options.ssl_mode;
+  std::transform(mode.begin(), mode.end(), mode.begin(), ::toupper);
+  const bool known_mode = mode.empty() || mode == "DISABLED" || mode == "PREFERRED" ||
+                          mode == "REQUIRED" || mode == "VERIFY_CA" || mode == "VERIFY_IDENTITY";
+  if (!known_mode) {
+    throw Error(errc::invalid_argument,
+                "ssl-mode '" + options.ssl_mode +
+                    "': DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY");
+  }
+  if (options.database.empty()) {
+    throw Error(errc::invalid_argument, "MySQL needs a database for dlock's table");
+  }
+  auto impl = std::make_shared<Impl>(
+      mysql_backend::ConnectParams{.host = options.host,
+                                   .port = options.port,
+                                   .user = options.user,
+                                   .password = options.password,
+                                   .database = options.database,
+                                   .ssl_mode = mode,
+                                   .ssl_ca = options.ssl_ca,
+                                   .connect_timeout = options.connect_timeout},
+      options.heartbeat);
+  std::shared_ptr<Backend> backend(new Backend(impl));
+  const auto deadline = Clock::now() + options.connect_timeout;
+  try {
+    query_control(
+        *impl, [](const MyConnection&) { return mysql_backend::kCreateTable; }, deadline,
+        options.stop);
+    query_control(
+        *impl, [](const MyConnection&) { return mysql_backend::kRemoveStaleRows; }, deadline,
+        options.stop);
+    if (options.mode == Mode::table) {
+      impl->table =
+          std::make_shared<sql::TableLocks>(std::make_shared<mysql_backend::MyLink>(impl),
+                                            mysql_backend::table_statements(), options.ttl);
+      impl->table->set_up(deadline);
+    } else if (options.mode == Mode::row) {
+      impl->row =
+          std::make_shared<sql::RowLocks>(std::make_shared<mysql_backend::MyLink>(impl),
+                                          mysql_backend::row_statements(), options.connect_timeout);
+      impl->row->set_up(deadline);
+    }
+  } catch (const Error& error) {
+    backend->close();
+    // The connector's own connect timeout and this deadline are the same length: whichever
+    // fires first, a server that did not answer in time is a failure to connect.
+    if (error.code() == errc::timed_out) {
+      throw Error(errc::connect_failed, "MySQL " + options.host + ":" +
+                                            std::to_string(options.port) +
+                                            ": no answer within the connect timeout");
+    }
+    throw;
+  }
+  return backend;
+}
+
+Backend::Backend(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Backend::~Backend() { close(); }
+
+void Backend::close() {
+  if (impl_->executor->in_executor_thread()) return impl_->close();
+  std::promise<void> closed;
+  impl_->executor->post([this, &closed] {
+    impl_->close();
+    closed.set_value();
+  });
+  closed.get_future().wait();
+}
+
+LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {
+  if (impl_->table) return impl_->table->status(path, deadline);
+  if (impl_->row) return impl_->row->status(path, deadline);
+  check_lock_path(path);
+  const std::string target(path);
+  const Reply reply = query_control(
+      *impl_, [&target](const MyConnection& c) { return mysql_backend::status(c.quote(target)); },
+      deadline);
+  LockStatus status{.path = target};
+  for (const auto& row : reply.rows) {
+    QueueEntry entry{.node = row[1].value_or(""), .token = number(row[0])};
+    if (row[3]) detail::decode_holder_data(*row[3], entry);
+    (number(row[2]) == 1 ? status.holders : status.waiters).push_back(std::move(entry));
+  }
+  return status;
+}
+
+std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_point deadline) {
+  if (impl_->table) return impl_->table->list(prefix, deadline);
+  if (impl_->row) return impl_->row->list(prefix, deadline);
+  if (prefix != "/") check_lock_path(prefix);
+  const std::string under(prefix == "/" ? std::string_view() : prefix);
+  const Reply reply = query_control(
+      *impl_, [&under](const MyConnection& c) { return mysql_backend::list(c.quote(under)); },
+      deadline);
+  std::vector<std::string> paths;
+  for (const auto& row : reply.rows) {
+    if (row[0]) paths.push_back(*row[0]);
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path,
+                                                           const ContenderSpec& spec,
+                                                           const LockOptions& options) {
+  // With no reader ever admitted, a writer is an exclusive lock like a Mutex's: it may have
+  // the same name, as flock -x and a Mutex exclude each other on files.
+  if (impl_->table) return impl_->table->make_contender(path, spec, options);
+  if (impl_->row) return impl_->row->make_contender(path, spec, options);
+  if (spec.role == ContenderSpec::Role::reader) {
+    return std::make_unique<detail::RefusedContender>(
+        impl_->executor,
+        "shared (reader) locks on MySQL: named locks (GET_LOCK) are exclusive only");
+  }
+  return mysql_backend::make_my_contender(
+      mysql_backend::Site{.core = impl_,
+                          .path = std::string(path),
+                          .spec = spec,
+                          .data = detail::encode_holder_data(options.label)});
+}
+
+std::optional<std::chrono::milliseconds> Backend::loss_notice() const noexcept {
+  if (impl_->table) return impl_->table->loss_notice();
+  return std::chrono::milliseconds(0);
+}
+
+detail::Executor& Backend::executor() noexcept { return *impl_->executor; }
+
+}  // namespace dlock::mysql

@@ -1,0 +1,341 @@
+#include "my_connection.h"
+
+#include <mysql.h>
+
+#include <asio/io_context.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/steady_timer.hpp>
+#include <mutex>
+
+#include <dlock/error.h>
+
+namespace dlock::mysql_backend {
+
+namespace {
+
+MYSQL* handle(void* mysql) { return static_cast<MYSQL*>(mysql); }
+
+// Connector/C's global state is set up once, before any thread makes a connection.
+void init_library() {
+  static std::once_flag once;
+  std::call_once(once, [] { mysql_library_init(0, nullptr, nullptr); });
+}
+
+// Error numbers of the server (ER_*) and of the connector (CR_*) that mean something to dlock.
+constexpr unsigned kDbAccessDenied = 1044;        // ER_DBACCESS_DENIED_ERROR
+constexpr unsigned kAccessDenied = 1045;          // ER_ACCESS_DENIED_ERROR
+constexpr unsigned kTableAccessDenied = 1142;     // ER_TABLEACCESS_DENIED_ERROR
+constexpr unsigned kSpecificAccessDenied = 1227;  // ER_SPECIFIC_ACCESS_DENIED_ERROR
+constexpr unsigned kServerGone = 2006;            // CR_SERVER_GONE_ERROR
+constexpr unsigned kServerLost = 2013;            // CR_SERVER_LOST
+
+}  // namespace
+
+struct MyConnection::Io {
+  explicit Io(asio::io_context& context) : socket(context), timer(context) {}
+  // The connector owns the socket: release it before asio's destructor would close it.
+  ~Io() { forget_socket(); }
+  void forget_socket() {
+    if (socket.is_open()) socket.release();
+  }
+  void use_socket(int fd) {
+    if (socket.is_open() && socket.native_handle() == fd) return;
+    forget_socket();
+    socket.assign(fd);
+  }
+  void cancel() {
+    if (socket.is_open()) socket.cancel();
+    timer.cancel();
+  }
+  asio::posix::stream_descriptor socket;
+  asio::steady_timer timer;
+};
+
+MyConnection::MyConnection(std::shared_ptr<detail::Executor> executor, void* mysql)
+    : executor_(std::move(executor)),
+      mysql_(mysql),
+      io_(std::make_unique<Io>(executor_->io_context())) {}
+
+MyConnection::~MyConnection() {
+  io_->forget_socket();
+  if (mysql_ != nullptr) mysql_close(handle(mysql_));
+}
+
+void MyConnection::open(std::shared_ptr<detail::Executor> executor, const ConnectParams& params,
+                        Clock::time_point deadline, Opened opened) {
+  init_library();
+  MYSQL* mysql = mysql_init(nullptr);
+  if (mysql == nullptr) {
+    executor->post([opened] {
+      opened(nullptr, Reply::failure(make_error_code(errc::backend_failure), "out of memory"));
+    });
+    return;
+  }
+  mysql_options(mysql, MYSQL_OPT_NONBLOCK, nullptr);
+  mysql_options(mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  const auto seconds = std::chrono::ceil<std::chrono::seconds>(params.connect_timeout);
+  const unsigned timeout = static_cast<unsigned>(std::max<std::int64_t>(1, seconds.count()));
+  mysql_options(mysql, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  const my_bool yes = 1;
+  if (params.ssl_mode == "REQUIRED" || params.ssl_mode.starts_with("VERIFY_")) {
+    mysql_options(mysql, MYSQL_OPT_SSL_ENFORCE, &yes);
+  }
+  if (params.ssl_mode.starts_with("VERIFY_")) {
+    mysql_options(mysql, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+  }
+  if (!params.ssl_ca.empty()) mysql_options(mysql, MYSQL_OPT_SSL_CA, params.ssl_ca.c_str());
+
+  std::shared_ptr<MyConnection> connection(new MyConnection(executor, mysql));
+  // Called once: by the connector's end or by the deadline, whichever comes first.
+  auto report = std::make_shared<Opened>(std::move(opened));
+  auto finish = [report](std::shared_ptr<MyConnection> done, Reply reply) {
+    if (!*report) return;
+    Opened call = std::move(*report);
+    *report = nullptr;
+    call(std::move(done), std::move(reply));
+  };
+  std::weak_ptr<MyConnection> weak = connection;
+  executor->post_at(deadline, [weak, finish] {
+    auto late = weak.lock();
+    if (!late || late->id_ != 0) return;
+    late->close(make_error_code(errc::connect_failed), "no connection within the connect timeout");
+    finish(nullptr, Reply::failure(make_error_code(errc::connect_failed),
+                                   "no connection within the connect timeout"));
+  });
+  auto result = std::make_shared<MYSQL*>(nullptr);
+  const int status = mysql_real_connect_start(result.get(), mysql, params.host.c_str(),
+                                              params.user.c_str(), params.password.c_str(),
+                                              params.database.c_str(), params.port, nullptr, 0);
+  executor->post([connection, status, result, finish] {
+    connection->drive(
+        status,
+        [connection, result](int ready) {
+          return mysql_real_connect_cont(result.get(), handle(connection->mysql_), ready);
+        },
+        [connection, result, finish] {
+          if (*result == nullptr) {
+            Reply failed = connection->error_reply(make_error_code(errc::connect_failed));
+            connection->close(failed.error, failed.message);
+            return finish(nullptr, std::move(failed));
+          }
+          connection->id_ = mysql_thread_id(handle(connection->mysql_));
+          connection->last_activity_ = Clock::now();
+          connection->watch_idle();
+          finish(connection, Reply{});
+        });
+  });
+}
+
+void MyConnection::drive(int status, Step step, std::function<void()> finished) {
+  if (broken_) return;
+  if (status == 0) return finished();
+  const std::uint64_t arm = ++arm_;
+  io_->use_socket(mysql_get_socket(handle(mysql_)));
+  std::weak_ptr<MyConnection> weak = shared_from_this();
+  auto resume = [weak, arm, step, finished](int ready) {
+    auto self = weak.lock();
+    if (!self || self->arm_ != arm || self->broken_) return;
+    ++self->arm_;
+    self->io_->cancel();
+    self->drive(step(ready), step, finished);
+  };
+  if (status & MYSQL_WAIT_READ) {
+    io_->socket.async_wait(asio::posix::stream_descriptor::wait_read, [resume](std::error_code ec) {
+      if (!ec) resume(MYSQL_WAIT_READ);
+    });
+  }
+  if (status & MYSQL_WAIT_WRITE) {
+    io_->socket.async_wait(asio::posix::stream_descriptor::wait_write,
+                           [resume](std::error_code ec) {
+                             if (!ec) resume(MYSQL_WAIT_WRITE);
+                           });
+  }
+  if (status & MYSQL_WAIT_TIMEOUT) {
+    io_->timer.expires_after(std::chrono::milliseconds(mysql_get_timeout_value_ms(handle(mysql_))));
+    io_->timer.async_wait([resume](std::error_code ec) {
+      if (!ec) resume(MYSQL_WAIT_TIMEOUT);
+    });
+  }
+}
+
+void MyConnection::query(std::string sql, Done done, bool may_wait) {
+  if (broken_) {
+    executor_->post([done] {
+      done(Reply::failure(make_error_code(errc::connection_lost), "the connection is closed"));
+    });
+    return;
+  }
+  queue_.push_back({std::move(sql), std::move(done), may_wait});
+  if (!busy_) start_next();
+}
+
+void MyConnection::start_next() {
+  if (broken_) return;
+  if (queue_.empty()) return watch_idle();
+  busy_ = true;
+  current_ = std::move(queue_.front());
+  queue_.pop_front();
+  ++arm_;  // ends the idle watch
+  io_->cancel();
+  if (!current_->may_wait && heartbeat_ > Clock::duration::zero()) {
+    std::weak_ptr<MyConnection> weak = shared_from_this();
+    const std::uint64_t serial = ++serial_;
+    executor_->post_at(Clock::now() + heartbeat_, [weak, serial] {
+      auto self = weak.lock();
+      if (self && self->busy_ && self->serial_ == serial) {
+        self->close(make_error_code(errc::connection_lost),
+                    "the server did not answer within the heartbeat");
+      }
+    });
+  } else {
+    ++serial_;
+  }
+  MYSQL* mysql = handle(mysql_);
+  auto failed = std::make_shared<int>(0);
+  const int status =
+      mysql_real_query_start(failed.get(), mysql, current_->sql.data(), current_->sql.size());
+  auto self = shared_from_this();
+  drive(
+      status,
+      [mysql, failed](int ready) { return mysql_real_query_cont(failed.get(), mysql, ready); },
+      [self, mysql, failed] {
+        if (*failed != 0) {
+          return self->finish_current(self->error_reply(make_error_code(errc::backend_failure)));
+        }
+        if (mysql_field_count(mysql) == 0) {
+          return self->finish_current(
+              {.affected_rows = mysql_affected_rows(mysql), .insert_id = mysql_insert_id(mysql)});
+        }
+        auto result = std::make_shared<MYSQL_RES*>(nullptr);
+        self->drive(
+            mysql_store_result_start(result.get(), mysql),
+            [mysql, result](int ready) {
+              return mysql_store_result_cont(result.get(), mysql, ready);
+            },
+            [self, mysql, result] {
+              if (*result == nullptr) {
+                return self->finish_current(
+                    self->error_reply(make_error_code(errc::backend_failure)));
+              }
+              Reply reply;
+              const unsigned fields = mysql_num_fields(*result);
+              while (MYSQL_ROW row = mysql_fetch_row(*result)) {
+                const unsigned long* lengths = mysql_fetch_lengths(*result);
+                auto& out = reply.rows.emplace_back();
+                for (unsigned i = 0; i < fields; ++i) {
+                  if (row[i] == nullptr) {
+                    out.emplace_back(std::nullopt);
+                  } else {
+                    out.emplace_back(std::string(row[i], lengths[i]));
+                  }
+                }
+              }
+              mysql_free_result(*result);
+              self->finish_current(std::move(reply));
+            });
+      });
+}
+
+void MyConnection::finish_current(Reply reply) {
+  if (reply.error == make_error_code(errc::connection_lost)) {
+    return close(reply.error, reply.message);
+  }
+  busy_ = false;
+  last_activity_ = Clock::now();
+  Done done = std::move(current_->done);
+  current_.reset();
+  executor_->post([done, reply = std::move(reply)] { done(reply); });
+  start_next();
+}
+
+void MyConnection::watch_idle() {
+  if (broken_ || busy_) return;
+  const std::uint64_t arm = ++arm_;
+  io_->use_socket(mysql_get_socket(handle(mysql_)));
+  std::weak_ptr<MyConnection> weak = shared_from_this();
+  // The server says nothing unasked: a readable idle socket is a connection it ended.
+  io_->socket.async_wait(
+      asio::posix::stream_descriptor::wait_read, [weak, arm](std::error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self || self->arm_ != arm || self->busy_) return;
+        self->close(make_error_code(errc::connection_lost), "the server ended the connection");
+      });
+}
+
+void MyConnection::keep_alive(Clock::duration period) {
+  if (heartbeat_ != Clock::duration::zero()) return;  // a connection used again keeps beating
+  heartbeat_ = period;
+  beat();
+}
+
+void MyConnection::beat() {
+  if (broken_) return;
+  if (!busy_ && queue_.empty() && Clock::now() - last_activity_ >= heartbeat_ / 2) {
+    query("DO 1", [](const Reply&) {});
+  }
+  std::weak_ptr<MyConnection> weak = shared_from_this();
+  beat_timer_ = executor_->post_at(Clock::now() + heartbeat_ / 2, [weak] {
+    if (auto self = weak.lock()) self->beat();
+  });
+}
+
+Reply MyConnection::error_reply(std::error_code fallback) const {
+  const unsigned number = mysql_errno(handle(mysql_));
+  std::error_code code = fallback;
+  if (number == kAccessDenied) {
+    code = make_error_code(errc::auth_failed);
+  } else if (number == kServerGone || number == kServerLost) {
+    code =
+        make_error_code(fallback == make_error_code(errc::connect_failed) ? errc::connect_failed
+                                                                          : errc::connection_lost);
+  } else if ((number == kDbAccessDenied && fallback != make_error_code(errc::connect_failed)) ||
+             number == kTableAccessDenied || number == kSpecificAccessDenied) {
+    code = make_error_code(errc::permission_denied);
+  }
+  Reply reply = Reply::failure(
+      code, "MySQL error " + std::to_string(number) + ": " + mysql_error(handle(mysql_)));
+  reply.server_error = number;
+  return reply;
+}
+
+std::string MyConnection::quote(std::string_view text) const {
+  std::string out(text.size() * 2 + 3, '\0');
+  out[0] = '\'';
+  const unsigned long length =
+      mysql_real_escape_string(handle(mysql_), out.data() + 1, text.data(), text.size());
+  out.resize(length + 1);
+  out += '\'';
+  return out;
+}
+
+std::uint64_t MyConnection::watch(std::function<void()> lost) {
+  if (broken_) {
+    executor_->post(std::move(lost));
+    return 0;
+  }
+  watchers_.emplace(next_watch_, std::move(lost));
+  return next_watch_++;
+}
+
+void MyConnection::close(std::error_code error, const std::string& why) {
+  if (broken_) return;
+  broken_ = true;
+  ++arm_;
+  io_->cancel();
+  io_->forget_socket();
+  if (beat_timer_ != 0) executor_->cancel(beat_timer_);
+  mysql_close(handle(mysql_));
+  mysql_ = nullptr;
+  std::vector<Done> failed;
+  if (current_) failed.push_back(std::move(current_->done));
+  current_.reset();
+  for (Pending& pending : queue_) failed.push_back(std::move(pending.done));
+  queue_.clear();
+  for (Done& done : failed) {
+    executor_->post([done, error, why] { done(Reply::failure(error, why)); });
+  }
+  for (auto& [id, lost] : watchers_) executor_->post(std::move(lost));
+  watchers_.clear();
+}
+
+}  // namespace dlock::mysql_backend

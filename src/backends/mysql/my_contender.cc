@@ -1,0 +1,195 @@
+#include "my_contender.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <dlock/error.h>
+
+#include "core/attempt_contender.h"
+#include "core/time_left.h"
+#include "my_holding.h"
+#include "my_statements.h"
+
+namespace dlock::mysql_backend {
+
+using detail::Contender;
+using detail::Outcome;
+
+namespace {
+
+constexpr Clock::duration kFirstPoll = std::chrono::milliseconds(2);
+constexpr Clock::duration kLongestPoll = std::chrono::milliseconds(100);
+
+}  // namespace
+
+// One attempt; every member but cancel() runs on the executor.
+class Attempt : public std::enable_shared_from_this<Attempt> {
+ public:
+  Attempt(std::shared_ptr<const Site> site, Clock::time_point deadline, Contender::Done done)
+      : site_(std::move(site)), deadline_(deadline), done_(std::move(done)) {}
+
+  void start(std::stop_token stop) {
+    std::weak_ptr<Attempt> weak = shared_from_this();
+    on_stop_.emplace(std::move(stop), [weak] {
+      if (auto self = weak.lock()) self->cancel();
+    });
+    site_->core->executor->post([self = shared_from_this()] {
+      self->site_->core->open_connection(
+          [self](std::shared_ptr<MyConnection> connection, Reply reply) {
+            self->connected(std::move(connection), std::move(reply));
+          });
+    });
+  }
+
+  // Any thread.
+  void cancel() {
+    site_->core->executor->post([self = shared_from_this()] { self->cancel_here(); });
+  }
+
+ private:
+  bool semaphore() const { return site_->spec.role == ContenderSpec::Role::semaphore; }
+  std::uint32_t permits() const { return semaphore() ? site_->spec.permits : 0; }
+
+  void connected(std::shared_ptr<MyConnection> connection, Reply reply) {
+    if (finished_) {
+      if (connection) connection->close(make_error_code(errc::cancelled), "cancelled");
+      return;
+    }
+    if (!connection) return finish(Outcome::failure(reply.error, reply.message));
+    connection_ = std::move(connection);
+    for (const std::string& slot : slot_paths(site_->path, semaphore(), site_->spec.permits)) {
+      quoted_slots_.push_back(connection_->quote(slot));
+    }
+    connection_->query(
+        other_kind(connection_->quote(site_->path), permits()),
+        [self = shared_from_this()](Reply reply) { self->checked(std::move(reply)); });
+  }
+
+  // A Mutex and a Semaphore, or Semaphores of other permits, never share a path.
+  void checked(Reply reply) {
+    if (finished_) return;
+    if (reply.error) return finish(Outcome::failure(reply.error, reply.message));
+    if (reply.rows.empty()) return take(Clock::duration::zero());
+    const std::string theirs = reply.rows[0][0].value_or("0");
+    if (theirs != "0" && semaphore()) {
+      return finish(Outcome::failure(make_error_code(errc::lock_mismatch),
+                                     "the semaphore has " + theirs +
+                                         " permits; this handle asked for " +
+                                         std::to_string(permits())));
+    }
+    finish(Outcome::failure(make_error_code(errc::lock_mismatch),
+                            theirs == "0" ? "in use as a mutex, not a semaphore"
+                                          : "in use as a semaphore, not a mutex"));
+  }
+
+  void take(Clock::duration wait) {
+    waiting_ = wait > Clock::duration::zero();
+    const std::string sql = mysql_backend::take(quoted_slots_, connection_->quote(site_->path),
+                                                permits(), connection_->quote(site_->data), wait);
+    connection_->query(
+        sql, [self = shared_from_this()](Reply reply) { self->taken(std::move(reply)); }, waiting_);
+  }
+
+  void taken(Reply reply) {
+    waiting_ = false;
+    if (finished_) return;
+    if (cancelled_) return finish(Outcome::failure(make_error_code(errc::cancelled)));
+    if (reply.error) return finish(Outcome::failure(reply.error, reply.message));
+    if (reply.affected_rows == 1) {
+      if (waiter_row_ != 0) connection_->query(remove_row(waiter_row_), [](const Reply&) {});
+      waiter_row_ = 0;
+      connection_->keep_alive(site_->core->heartbeat);
+      return finish(Outcome::success(MyHolding::make(site_->core, connection_, reply.insert_id)));
+    }
+    if (Clock::now() >= deadline_) {
+      return finish(Outcome::failure(make_error_code(errc::timed_out)));
+    }
+    if (waiter_row_ == 0) {
+      const std::string sql = add_waiter(quoted_slots_.front(), connection_->quote(site_->path),
+                                         permits(), connection_->quote(site_->data));
+      return connection_->query(sql, [self = shared_from_this()](Reply added) {
+        if (self->finished_) return;
+        if (added.error) return self->finish(Outcome::failure(added.error, added.message));
+        self->waiter_row_ = added.insert_id;
+        self->wait();
+      });
+    }
+    wait();
+  }
+
+  void wait() {
+    if (!semaphore()) return take(detail::time_left(deadline_));
+    const Clock::time_point when = std::min(deadline_, Clock::now() + next_poll_);
+    next_poll_ = std::min(next_poll_ * 2, kLongestPoll);
+    poll_timer_ = site_->core->executor->post_at(when, [self = shared_from_this()] {
+      self->poll_timer_ = 0;
+      if (!self->finished_) self->take(Clock::duration::zero());
+    });
+  }
+
+  void cancel_here() {
+    if (finished_ || cancelled_) return;
+    cancelled_ = true;
+    if (!waiting_) return finish(Outcome::failure(make_error_code(errc::cancelled)));
+    // The reply to the killed GET_LOCK ends the attempt (taken()).
+    const std::uint64_t id = connection_->id();
+    site_->core->with_control(
+        [self = shared_from_this(), id](std::shared_ptr<MyConnection> control, Reply failed) {
+          if (!control) return self->finish(Outcome::failure(failed.error, failed.message));
+          control->query("KILL QUERY " + std::to_string(id), [](const Reply&) {});
+        });
+  }
+
+  // Ends the attempt; a connection that does not hold the lock is closed, its waiter row gone.
+  void finish(Outcome outcome) {
+    if (finished_) return;
+    finished_ = true;
+    on_stop_.reset();
+    if (poll_timer_ != 0) site_->core->executor->cancel(poll_timer_);
+    if (!outcome.holding && connection_) {
+      auto connection = connection_;
+      if (waiter_row_ == 0 || connection->broken()) {
+        connection->close(make_error_code(errc::cancelled), "the attempt ended");
+      } else {
+        connection->query(remove_row(waiter_row_), [connection](const Reply&) {
+          connection->close(make_error_code(errc::cancelled), "the attempt ended");
+        });
+      }
+    }
+    connection_.reset();
+    Contender::Done done = std::move(done_);
+    done(std::move(outcome));
+  }
+
+  const std::shared_ptr<const Site> site_;
+  const Clock::time_point deadline_;
+  Contender::Done done_;
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
+  // Below: the executor's only.
+  std::shared_ptr<MyConnection> connection_;
+  std::vector<std::string> quoted_slots_;
+  std::uint64_t waiter_row_ = 0;
+  bool waiting_ = false;  // a GET_LOCK that may wait is in flight
+  bool cancelled_ = false;
+  bool finished_ = false;
+  Clock::duration next_poll_ = kFirstPoll;
+  detail::Executor::TimerId poll_timer_ = 0;
+};
+
+namespace {
+
+std::shared_ptr<Attempt> start_attempt(const std::shared_ptr<const Site>& site,
+                                       Clock::time_point deadline, std::stop_token stop,
+                                       detail::Contender::Done done) {
+  auto attempt = std::make_shared<Attempt>(site, deadline, std::move(done));
+  attempt->start(std::move(stop));
+  return attempt;
+}
+
+}  // namespace
+
+std::unique_ptr<detail::Contender> make_my_contender(Site site) {
+  return detail::make_attempt_contender(std::move(site), &start_attempt);
+}
+
+}  // namespace dlock::mysql_backend

@@ -1,0 +1,43 @@
+#include "my_holding.h"
+
+#include <dlock/error.h>
+
+#include "my_statements.h"
+
+namespace dlock::mysql_backend {
+
+MyHolding::MyHolding(std::shared_ptr<mysql::Backend::Impl> core,
+                     std::shared_ptr<MyConnection> connection, std::uint64_t row)
+    : Holding(std::to_string(connection->id()), row),
+      core_(std::move(core)),
+      connection_(std::move(connection)) {}
+
+std::shared_ptr<MyHolding> MyHolding::make(std::shared_ptr<mysql::Backend::Impl> core,
+                                           std::shared_ptr<MyConnection> connection,
+                                           std::uint64_t row) {
+  std::shared_ptr<MyHolding> holding(new MyHolding(std::move(core), connection, row));
+  std::weak_ptr<MyHolding> weak = holding;
+  holding->watch_ = connection->watch([weak] {
+    if (auto self = weak.lock()) self->mark_lost(*self->core_->executor);
+  });
+  return holding;
+}
+
+void MyHolding::do_release() noexcept {
+  core_->executor->post([core = core_, connection = connection_, watch = watch_, row = token()] {
+    connection->unwatch(watch);
+    connection->query(kReleaseAllLocks, [core, connection, row](const Reply& released) {
+      if (released.error) {
+        return connection->close(make_error_code(errc::session_closed), "released");
+      }
+      connection->query(remove_row(row), [core, connection](const Reply& removed) {
+        if (removed.error) {
+          return connection->close(make_error_code(errc::session_closed), "released");
+        }
+        core->give_back(connection);
+      });
+    });
+  });
+}
+
+}  // namespace dlock::mysql_backend

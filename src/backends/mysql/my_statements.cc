@@ -1,0 +1,97 @@
+#include "my_statements.h"
+
+namespace dlock::mysql_backend {
+
+namespace {
+
+// A connection is alive if the server lists it (all of them with the PROCESS privilege, else
+// the user's own); a holder's row counts only while its connection holds the name.
+constexpr const char* kLiveRow =
+    "c.conn IN (SELECT ID FROM information_schema.PROCESSLIST)"
+    " AND (c.holds = 0 OR IS_USED_LOCK(c.name) = c.conn)";
+
+}  // namespace
+
+const char* const kCreateTable =
+    "CREATE TABLE IF NOT EXISTS dlock_contenders ("
+    " id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,"
+    " name VARCHAR(64) NOT NULL,"
+    " path VARCHAR(1024) NOT NULL,"
+    " conn BIGINT UNSIGNED NOT NULL,"
+    " holds BOOLEAN NOT NULL,"
+    " permits INT UNSIGNED NOT NULL,"
+    " data VARCHAR(2048) NOT NULL,"
+    " KEY (path(191)), KEY (conn)"
+    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+
+const char* const kRemoveStaleRows =
+    "DELETE FROM dlock_contenders WHERE conn NOT IN (SELECT ID FROM "
+    "information_schema.PROCESSLIST)";
+
+std::string lock_name(const std::string& quoted) {
+  return "IF(CHAR_LENGTH(" + quoted + ") <= 64, " + quoted + ", CONCAT(LEFT(" + quoted +
+         ", 23), '~', SHA1(" + quoted + ")))";
+}
+
+std::vector<std::string> slot_paths(const std::string& path, bool semaphore,
+                                    std::uint32_t permits) {
+  if (!semaphore) return {path};
+  std::vector<std::string> slots;
+  for (std::uint32_t i = 1; i <= permits; ++i) slots.push_back(path + "#" + std::to_string(i));
+  return slots;
+}
+
+std::string take(const std::vector<std::string>& quoted_slots, const std::string& quoted_path,
+                 std::uint32_t permits, const std::string& quoted_data, Clock::duration wait) {
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
+  const std::string seconds =
+      std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
+  // The derived table has a LIMIT, so the server materialises it: each GET_LOCK runs once, and
+  // CASE stops at the first name taken.
+  std::string choice = "CASE";
+  for (const std::string& slot : quoted_slots) {
+    const std::string name = lock_name(slot);
+    choice += " WHEN GET_LOCK(" + name + ", " + seconds + ") = 1 THEN " + name;
+  }
+  choice += " END";
+  return "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data) SELECT t.n, " +
+         quoted_path + ", CONNECTION_ID(), 1, " + std::to_string(permits) + ", " + quoted_data +
+         " FROM (SELECT " + choice + " AS n LIMIT 1) AS t WHERE t.n IS NOT NULL";
+}
+
+std::string add_waiter(const std::string& quoted_slot, const std::string& quoted_path,
+                       std::uint32_t permits, const std::string& quoted_data) {
+  return "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data) VALUES (" +
+         lock_name(quoted_slot) + ", " + quoted_path + ", CONNECTION_ID(), 0, " +
+         std::to_string(permits) + ", " + quoted_data + ")";
+}
+
+std::string other_kind(const std::string& quoted_path, std::uint32_t permits) {
+  return "SELECT c.permits FROM dlock_contenders c WHERE c.path = " + quoted_path +
+         " AND c.permits <> " + std::to_string(permits) + " AND " + kLiveRow + " LIMIT 1";
+}
+
+const char* const kReleaseAllLocks = "DO RELEASE_ALL_LOCKS()";
+
+std::string remove_row(std::uint64_t id) {
+  return "DELETE FROM dlock_contenders WHERE id = " + std::to_string(id);
+}
+
+std::string status(const std::string& quoted_path) {
+  const std::string name = lock_name(quoted_path);
+  return std::string(
+             "SELECT c.id, c.conn, c.holds, c.data FROM dlock_contenders c WHERE c.path = ") +
+         quoted_path + " AND " + kLiveRow + " UNION ALL SELECT 0, IS_USED_LOCK(" + name +
+         "), 1, NULL FROM DUAL WHERE IS_USED_LOCK(" + name +
+         ") IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dlock_contenders d WHERE d.holds = 1 AND "
+         "d.name = " +
+         name + " AND d.conn = IS_USED_LOCK(" + name + ")) ORDER BY 1";
+}
+
+std::string list(const std::string& quoted_prefix) {
+  return "SELECT DISTINCT c.path FROM dlock_contenders c WHERE (c.path = " + quoted_prefix +
+         " OR LEFT(c.path, CHAR_LENGTH(" + quoted_prefix + ") + 1) = CONCAT(" + quoted_prefix +
+         ", '/')) AND " + kLiveRow;
+}
+
+}  // namespace dlock::mysql_backend

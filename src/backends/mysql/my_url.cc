@@ -1,0 +1,86 @@
+// mysql:// and mariadb:// URLs, and the registry entry of the MySQL backend.
+//   mysql://user[:password]@host[:port]/dbname[?ssl-mode=M&ssl-ca=FILE&connect_timeout=D&heartbeat=D
+//                                              &mode=get_lock|table|row&ttl=D]
+#include <charconv>
+
+#include <dlock/error.h>
+#include <dlock/mysql.h>
+#include <dlock/open.h>
+
+#include "core/backend_registry.h"
+#include "core/url.h"
+
+namespace dlock::detail {
+
+namespace {
+
+std::shared_ptr<dlock::Backend> open_mysql(std::string_view url, const OpenOptions& open_options) {
+  const UrlParts parts =
+      split_url(url, split_scheme(url).rest, "mysql://user[:password]@host[:port]/dbname");
+  if (parts.path.size() <= 1) {
+    bad_url(url, "the URL must name a database: mysql://user@host:port/dbname");
+  }
+  mysql::Options options;
+  options.database = percent_decode(url, parts.path.substr(1));
+  if (!parts.user_info) bad_url(url, "the URL must name a user: mysql://user@host");
+  const std::size_t colon = parts.user_info->find(':');
+  options.user = percent_decode(url, parts.user_info->substr(0, colon));
+  if (options.user.empty()) bad_url(url, "the URL must name a user: mysql://user@host");
+  if (colon != std::string_view::npos) {
+    options.password = percent_decode(url, parts.user_info->substr(colon + 1));
+  }
+  if (open_options.password) options.password = *open_options.password;
+  const std::string_view authority = parts.authority;
+  const std::size_t port_colon = authority.rfind(':');
+  options.host = std::string(authority.substr(0, port_colon));
+  if (options.host.empty()) bad_url(url, "the URL must name a host");
+  if (port_colon != std::string_view::npos) {
+    const std::string_view port = authority.substr(port_colon + 1);
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), options.port);
+    if (ec != std::errc() || end != port.data() + port.size() || options.port == 0) {
+      bad_url(url, "bad port '" + std::string(port) + "' (1-65535)");
+    }
+  }
+  for_each_query_option(url, parts.query, [&](std::string_view key, std::string_view value) {
+    if (key == "ssl-mode") {
+      options.ssl_mode = percent_decode(url, value);
+    } else if (key == "ssl-ca") {
+      options.ssl_ca = percent_decode(url, value);
+    } else if (key == "connect_timeout") {
+      options.connect_timeout = url_duration(url, value);
+    } else if (key == "heartbeat") {
+      options.heartbeat = url_duration(url, value);
+    } else if (key == "mode") {
+      const std::string mode = percent_decode(url, value);
+      if (mode == "get_lock") {
+        options.mode = mysql::Mode::get_lock;
+      } else if (mode == "table") {
+        options.mode = mysql::Mode::table;
+      } else if (mode == "row") {
+        options.mode = mysql::Mode::row;
+      } else {
+        bad_url(url, "mode '" + mode + "': get_lock (the default), table or row");
+      }
+    } else if (key == "ttl") {
+      options.ttl = url_duration(url, value);
+    } else {
+      bad_url(url, "unknown option '" + std::string(key) +
+                       "' (ssl-mode, ssl-ca, connect_timeout, heartbeat, mode, ttl)");
+    }
+  });
+  if (open_options.connect_timeout) {
+    options.connect_timeout = std::min(options.connect_timeout, *open_options.connect_timeout);
+  }
+  options.stop = open_options.stop;
+  return mysql::Backend::open(std::move(options));
+}
+
+}  // namespace
+
+void register_mysql(BackendRegistry& registry) {
+  registry.add({.schemes = {"mysql", "mariadb"},
+                .url_form = "mysql://user[:password]@host[:port]/dbname[?ssl-mode=...&mode=table]",
+                .open = open_mysql});
+}
+
+}  // namespace dlock::detail

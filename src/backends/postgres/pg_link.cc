@@ -1,0 +1,91 @@
+#include "pg_link.h"
+
+#include <dlock/error.h>
+
+namespace dlock::postgres_backend {
+
+namespace {
+
+sql::Result result_of(Reply reply) {
+  sql::Result result{.error = reply.error, .message = std::move(reply.message)};
+  result.changed = reply.rows.size();  // the statements say RETURNING where a change counts
+  result.rows = std::move(reply.rows);
+  return result;
+}
+
+// A connection of its own for one row-mode lock.
+class PgSession final : public sql::Session {
+ public:
+  explicit PgSession(std::shared_ptr<PgConnection> connection)
+      : connection_(std::move(connection)) {}
+  void run(const std::string& statement, std::vector<sql::Value> params, Done done,
+           bool may_wait) override {
+    connection_->query(
+        statement, std::move(params),
+        [done = std::move(done)](Reply reply) {
+          if (done) done(result_of(std::move(reply)));
+        },
+        may_wait);
+  }
+  std::string id() const override { return std::to_string(connection_->backend_pid()); }
+  void watch(std::function<void()> lost) override { connection_->watch(std::move(lost)); }
+  void close() noexcept override {
+    connection_->close(make_error_code(errc::session_closed), "the lock's connection was closed");
+  }
+
+ private:
+  const std::shared_ptr<PgConnection> connection_;
+};
+
+}  // namespace
+
+void PgLink::open_session(Clock::time_point deadline, Opened opened) {
+  const auto core = core_.lock();
+  if (!core) {
+    return executor_->post([opened = std::move(opened)] {
+      opened(nullptr, sql::Result{.error = make_error_code(errc::session_closed),
+                                  .message = "the backend was closed"});
+    });
+  }
+  core->open_connection(deadline, [executor = executor_, opened = std::move(opened)](
+                                      std::shared_ptr<PgConnection> connection, Reply reply) {
+    // open_connection() may answer from inside this call; callers are promised later.
+    executor->post(
+        [opened, connection = std::move(connection), reply = std::move(reply)]() mutable {
+          if (!connection) return opened(nullptr, result_of(std::move(reply)));
+          opened(std::make_shared<PgSession>(std::move(connection)), {});
+        });
+  });
+}
+
+void PgLink::interrupt(const sql::Session& session, Done done) {
+  const auto core = core_.lock();
+  run(core ? core->sql.cancel_backend : std::string(), {session.id()}, std::move(done));
+}
+
+void PgLink::run(const std::string& statement, std::vector<sql::Value> params, Done done) {
+  const auto core = core_.lock();
+  if (!core) {
+    return executor_->post([done = std::move(done)] {
+      if (done) {
+        done(sql::Result{.error = make_error_code(errc::session_closed),
+                         .message = "the backend was closed"});
+      }
+    });
+  }
+  core->with_primary(
+      [executor = executor_, statement, params = std::move(params), done = std::move(done)](
+          std::shared_ptr<PgConnection> primary, Reply failed) mutable {
+        if (!primary) {
+          // with_primary() may answer from inside this call; run()'s callers are promised later.
+          return executor->post([done = std::move(done), failed = std::move(failed)]() mutable {
+            if (done) done(result_of(std::move(failed)));
+          });
+        }
+        primary->query(statement, std::move(params), [done = std::move(done)](Reply reply) {
+          if (done) done(result_of(std::move(reply)));
+        });
+      });
+}
+
+}  // namespace dlock::postgres_backend

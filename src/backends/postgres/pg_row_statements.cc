@@ -1,0 +1,42 @@
+#include "pg_mode_statements.h"
+
+namespace dlock::postgres_backend {
+
+sql::RowStatements row_statements(const std::string& schema) {
+  const std::string prefix = schema.empty() ? "" : "\"" + schema + "\".";
+  const std::string locks = prefix + "dlock_row_locks";
+  const std::string contenders = prefix + "dlock_row_contenders";
+  // A contender's server process is alive while pg_stat_activity lists it.
+  const std::string live = " conn IN (SELECT pid FROM pg_stat_activity)";
+  sql::RowStatements s;
+  if (!schema.empty()) s.setup.push_back("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"");
+  s.setup.push_back("CREATE SEQUENCE IF NOT EXISTS " + prefix + "dlock_fence");
+  s.setup.push_back("CREATE TABLE IF NOT EXISTS " + locks + " (path text PRIMARY KEY)");
+  s.setup.push_back("CREATE TABLE IF NOT EXISTS " + contenders +
+                    " (conn integer PRIMARY KEY, path text NOT NULL, holds integer NOT NULL, "
+                    "token bigint, data text NOT NULL, since timestamptz NOT NULL DEFAULT "
+                    "clock_timestamp())");
+  s.setup.push_back("DELETE FROM " + contenders + " WHERE NOT" + live);
+  s.ensure_row = "INSERT INTO " + locks + " (path) VALUES ($1) ON CONFLICT DO NOTHING";
+  s.begin = "BEGIN";
+  // lock_timeout is in ms; set_config(..., true) lasts until the transaction ends.
+  s.set_wait = "SELECT set_config('lock_timeout', $1::text, true)";
+  // The token is drawn by a statement after the grant, inside the holding transaction: every
+  // later holder draws after this one's release. A sequence is not rolled back.
+  s.lock = {"SELECT 1 FROM " + locks + " WHERE path = $1 FOR UPDATE",
+            "SELECT nextval('" + prefix + "dlock_fence')"};
+  s.end = "ROLLBACK";
+  s.record = "INSERT INTO " + contenders +
+             " (conn, path, holds, token, data) VALUES ($1::integer, $2, $3::integer, $4::bigint, "
+             "$5) ON CONFLICT (conn) DO UPDATE SET path = EXCLUDED.path, holds = EXCLUDED.holds, "
+             "token = EXCLUDED.token, data = EXCLUDED.data";
+  s.forget = "DELETE FROM " + contenders + " WHERE conn = $1::integer";
+  s.status = "SELECT conn::text, holds::text, token, data FROM " + contenders +
+             " WHERE path = $1 AND" + live + " ORDER BY holds DESC, since";
+  s.list = "SELECT DISTINCT path FROM " + contenders + " WHERE" + live +
+           " AND ($1::text = '/' OR path = $1 OR left(path, length($1) + 1) = $1 || '/') ORDER "
+           "BY 1";
+  return s;
+}
+
+}  // namespace dlock::postgres_backend

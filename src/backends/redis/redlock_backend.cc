@@ -1,0 +1,118 @@
+#include "redlock_backend.h"
+
+#include <map>
+
+#include <dlock/error.h>
+#include <dlock/lock_path.h>
+
+#include "core/holder_data.h"
+#include "core/refused_contender.h"
+#include "core/time_left.h"
+#include "key_scan.h"
+#include "redlock_lock.h"
+
+namespace dlock::redis_backend {
+
+namespace {
+
+std::chrono::milliseconds until(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::min<Clock::duration>(detail::time_left(deadline), std::chrono::hours(24)));
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
+RedlockBackend::~RedlockBackend() {
+  if (!masters_->executor()->in_executor_thread()) {
+    masters_->background().drain(Clock::now() + std::chrono::seconds(1));
+  }
+}
+
+LockStatus RedlockBackend::status(std::string_view path, Clock::time_point deadline) {
+  check_lock_path(path);
+  const RedlockKeys keys(path);
+  const RedlockMasters::Answers answers =
+      masters_->broadcast_and_wait(redlock_status_command(keys), until(deadline));
+  std::size_t answered = 0;
+  std::map<std::string, std::size_t> votes;  // lock key value -> masters that hold it
+  std::map<std::string, std::string> records;
+  for (const Answer& answer : answers) {
+    if (!answer.ok() || answer.reply.elements.size() != 2) continue;
+    ++answered;
+    const Reply& value = answer.reply.elements[0];
+    if (value.type != Reply::Type::string) continue;
+    ++votes[value.text];
+    const std::string& record = answer.reply.elements[1].text;
+    if (record.starts_with(value.text + " ")) {
+      records[value.text] = record.substr(value.text.size() + 1);
+    }
+  }
+  if (answered < masters_->quorum()) {
+    throw Error(errc::connect_failed,
+                std::to_string(answered) + " of " + std::to_string(masters_->size()) +
+                    " Redlock masters answered, " + std::to_string(masters_->quorum()) +
+                    " are needed (" + first_failure(*masters_, answers) + ")");
+  }
+  LockStatus status{.path = std::string(path)};
+  for (const auto& [value, count] : votes) {
+    if (count < masters_->quorum()) continue;
+    QueueEntry holder{.node = value};
+    if (const auto record = records.find(value); record != records.end()) {
+      detail::decode_holder_data(record->second, holder);
+    }
+    status.holders.push_back(std::move(holder));
+  }
+  return status;
+}
+
+std::vector<std::string> RedlockBackend::list(std::string_view prefix, Clock::time_point deadline) {
+  std::vector<std::string> paths;
+  std::size_t answered = 0;
+  std::string failure;
+  for (std::size_t i = 0; i < masters_->size(); ++i) {
+    try {
+      for (std::string& path :
+           scan_paths(prefix, RedlockKeys::kRedlockRecordSuffix, [&](Command command) {
+             Answer answer = masters_->ask(i, std::move(command), until(deadline));
+             if (!answer.ok()) {
+               throw Error(answer.error ? answer.error : code_of_error(answer.reply.text),
+                           "redis " + masters_->address(i) + ": " + answer.reply.text);
+             }
+             return std::move(answer.reply);
+           })) {
+        paths.push_back(std::move(path));
+      }
+      ++answered;
+    } catch (const Error& error) {
+      if (error.code() == errc::invalid_path) throw;
+      if (failure.empty()) failure = error.what();
+    }
+  }
+  if (answered < masters_->quorum()) {
+    throw Error(errc::connect_failed, std::to_string(answered) + " of " +
+                                          std::to_string(masters_->size()) +
+                                          " Redlock masters answered (" + failure + ")");
+  }
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  return paths;
+}
+
+std::unique_ptr<detail::Contender> RedlockBackend::make_contender(std::string_view path,
+                                                                  const ContenderSpec& spec,
+                                                                  const LockOptions& options) {
+  if (spec.role == ContenderSpec::Role::reader || spec.role == ContenderSpec::Role::semaphore) {
+    return std::make_unique<detail::RefusedContender>(
+        masters_->executor(),
+        "Redlock has exclusive locks only (no queue to order readers or count permits)");
+  }
+  return make_redlock_contender(
+      RedlockSite{.masters = masters_, .keys = RedlockKeys(path), .label = options.label});
+}
+
+std::optional<std::chrono::milliseconds> RedlockBackend::loss_notice() const noexcept {
+  return lease::LeaseClock(masters_->lease_terms()).notice();
+}
+
+}  // namespace dlock::redis_backend

@@ -1,0 +1,240 @@
+#include "redlock_lock.h"
+
+#include <optional>
+#include <random>
+
+#include <dlock/error.h>
+
+#include "core/attempt_contender.h"
+#include "core/holder_data.h"
+#include "lease/watchdog.h"
+#include "random_hex.h"
+#include "redis_client.h"
+
+namespace dlock::redis_backend {
+
+namespace {
+
+using detail::Outcome;
+
+// Redlock's retry delay: a random pause in [kRetry/2, kRetry], so that clients that missed
+// the quorum together do not all try again at the same moment.
+constexpr std::chrono::milliseconds kRetry{200};
+
+// KEYS: lock key, record key. ARGV: value, ttl ms, record. 1 when set.
+constexpr std::string_view kAcquire = R"lua(
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  return 1
+end
+return 0)lua";
+// KEYS: lock key, record key. ARGV: value, ttl ms. 1 when the key was still ours.
+constexpr std::string_view kRenew = R"lua(
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('pexpire', KEYS[2], ARGV[2])
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0)lua";
+// KEYS: lock key, record key. ARGV: value. 1 when the key was ours and is gone.
+constexpr std::string_view kRelease = R"lua(
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('del', KEYS[2])
+  return redis.call('del', KEYS[1])
+end
+return 0)lua";
+
+Command eval(std::string_view script, const RedlockKeys& keys, std::vector<std::string> args) {
+  Command command{"EVAL", std::string(script), "2", keys.lock, keys.record};
+  for (std::string& arg : args) command.push_back(std::move(arg));
+  return command;
+}
+
+std::size_t count_integer(const RedlockMasters::Answers& answers, std::int64_t value) {
+  std::size_t n = 0;
+  for (const Answer& answer : answers) n += answer.ok() && answer.reply.integer == value;
+  return n;
+}
+
+// Deletes `value`'s keys on every master, without waiting; the backend drains it.
+void release_everywhere(const std::shared_ptr<RedlockMasters>& masters, const RedlockKeys& keys,
+                        const std::string& value) {
+  masters->background().started();
+  masters->broadcast(eval(kRelease, keys, {value}), masters->patience(),
+                     [masters](RedlockMasters::Answers) { masters->background().ended(); });
+}
+
+class RedlockHolding final : public detail::Holding {
+ public:
+  static std::shared_ptr<RedlockHolding> start(std::shared_ptr<RedlockMasters> masters,
+                                               RedlockKeys keys, std::string value,
+                                               Clock::time_point grant_sent) {
+    std::shared_ptr<RedlockHolding> holding(
+        new RedlockHolding(masters, std::move(keys), std::move(value)));
+    auto renew = [masters, keys = holding->keys_,
+                  value = holding->node()](std::function<void(std::error_code)> done) {
+      masters->broadcast(eval(kRenew, keys, {value, std::to_string(masters->ttl().count())}),
+                         masters->patience(),
+                         [masters, done = std::move(done)](RedlockMasters::Answers answers) {
+                           if (count_integer(answers, 1) >= masters->quorum()) return done({});
+                           // A majority that no longer has our value cannot be won back.
+                           if (count_integer(answers, 0) > masters->size() - masters->quorum()) {
+                             return done(make_error_code(errc::not_locked));
+                           }
+                           done(make_error_code(errc::connection_lost));
+                         });
+    };
+    std::weak_ptr<RedlockHolding> weak = holding;
+    holding->watchdog_ = lease::Watchdog::start(masters->lease_terms(), grant_sent,
+                                                masters->timers(), std::move(renew), [weak] {
+                                                  if (auto self = weak.lock())
+                                                    self->mark_lost(*self->masters_->executor());
+                                                });
+    return holding;
+  }
+
+ protected:
+  void do_release() noexcept override {
+    watchdog_->stop();
+    release_everywhere(masters_, keys_, node());
+  }
+
+ private:
+  RedlockHolding(std::shared_ptr<RedlockMasters> masters, RedlockKeys keys, std::string value)
+      : Holding(std::move(value), 0), masters_(std::move(masters)), keys_(std::move(keys)) {}
+
+  const std::shared_ptr<RedlockMasters> masters_;
+  const RedlockKeys keys_;
+  std::shared_ptr<lease::Watchdog> watchdog_;
+};
+
+}  // namespace
+
+// One acquisition: tries until a quorum grants, the deadline passes or it is cancelled.
+// Everything but start() and cancel() runs on the executor's thread.
+class RedlockAttempt : public std::enable_shared_from_this<RedlockAttempt> {
+ public:
+  static std::shared_ptr<RedlockAttempt> start(const std::shared_ptr<const RedlockSite>& site,
+                                               Clock::time_point deadline, std::stop_token stop,
+                                               detail::Contender::Done done) {
+    std::shared_ptr<RedlockAttempt> attempt(new RedlockAttempt(
+        site->masters, site->keys, site->label, deadline, std::move(stop), std::move(done)));
+    attempt->executor().post([attempt] { attempt->begin(); });
+    return attempt;
+  }
+
+  void cancel() {
+    executor().post(
+        [self = shared_from_this()] { self->finish(Outcome::failure(errc::cancelled)); });
+  }
+
+ private:
+  RedlockAttempt(std::shared_ptr<RedlockMasters> masters, RedlockKeys keys,
+                 const std::string& label, Clock::time_point deadline, std::stop_token stop,
+                 detail::Contender::Done done)
+      : masters_(std::move(masters)),
+        keys_(std::move(keys)),
+        value_(random_hex(20)),
+        record_(value_ + " " + detail::encode_holder_data(label)),
+        deadline_(deadline),
+        stop_(std::move(stop)),
+        done_(std::move(done)) {}
+
+  detail::Executor& executor() const { return *masters_->executor(); }
+
+  void begin() {
+    on_stop_.emplace(
+        stop_, std::function<void()>([weak = weak_from_this(), executor = masters_->executor()] {
+          executor->post([weak] {
+            if (auto self = weak.lock()) self->finish(Outcome::failure(errc::cancelled));
+          });
+        }));
+    try_once();
+  }
+
+  void try_once() {
+    timer_.reset();
+    if (finished_) return;
+    const Clock::time_point sent = Clock::now();
+    masters_->broadcast(
+        eval(kAcquire, keys_, {value_, std::to_string(masters_->ttl().count()), record_}),
+        masters_->patience(), [self = shared_from_this(), sent](RedlockMasters::Answers answers) {
+          self->on_answers(sent, std::move(answers));
+        });
+  }
+
+  void on_answers(Clock::time_point sent, RedlockMasters::Answers answers) {
+    const std::size_t granted = count_integer(answers, 1);
+    if (finished_) {
+      if (granted > 0) release_everywhere(masters_, keys_, value_);
+      return;
+    }
+    const lease::LeaseClock clock(masters_->lease_terms());
+    if (granted >= masters_->quorum() && Clock::now() < clock.valid_until(sent)) {
+      return finish(Outcome::success(RedlockHolding::start(masters_, keys_, value_, sent)));
+    }
+    // Masters that granted a lost round keep the key until it expires unless told.
+    if (granted > 0) release_everywhere(masters_, keys_, value_);
+    std::size_t refused = 0;  // error replies that will not change by trying again
+    std::size_t silent = 0;   // no reply at all
+    std::optional<std::size_t> refusal;
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      if (answers[i].error) {
+        ++silent;
+      } else if (answers[i].reply.is_error() && !transient(code_of_error(answers[i].reply.text))) {
+        ++refused;
+        if (!refusal) refusal = i;
+      }
+    }
+    if (refused > masters_->size() - masters_->quorum()) {
+      const Answer& answer = answers[*refusal];
+      return finish(Outcome::failure(code_of_error(answer.reply.text),
+                                     failure_of(*masters_, *refusal, answer)));
+    }
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline_) {
+      if (silent > masters_->size() - masters_->quorum()) {
+        return finish(Outcome::failure(
+            make_error_code(errc::connect_failed),
+            std::to_string(masters_->size() - silent) + " of " + std::to_string(masters_->size()) +
+                " Redlock masters answered, " + std::to_string(masters_->quorum()) +
+                " are needed (" + first_failure(*masters_, answers) + ")"));
+      }
+      return finish(Outcome::failure(errc::timed_out));
+    }
+    std::uniform_int_distribution<std::int64_t> pause(kRetry.count() / 2, kRetry.count());
+    const Clock::time_point next = now + std::chrono::milliseconds(pause(random_));
+    timer_ = executor().post_at(std::min(next, deadline_),
+                                [self = shared_from_this()] { self->try_once(); });
+  }
+
+  void finish(Outcome outcome) {
+    if (finished_) return;
+    finished_ = true;
+    if (timer_) executor().cancel(*timer_);
+    timer_.reset();
+    on_stop_.reset();
+    // A round still in flight is released when its answers come (on_answers).
+    detail::Contender::Done done = std::move(done_);
+    done(std::move(outcome));
+  }
+
+  const std::shared_ptr<RedlockMasters> masters_;
+  const RedlockKeys keys_;
+  const std::string value_;
+  const std::string record_;
+  const Clock::time_point deadline_;
+  const std::stop_token stop_;
+  detail::Contender::Done done_;
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
+  std::optional<detail::Executor::TimerId> timer_;
+  std::minstd_rand random_{std::random_device{}()};
+  bool finished_ = false;
+};
+
+Command redlock_status_command(const RedlockKeys& keys) { return {"MGET", keys.lock, keys.record}; }
+
+std::unique_ptr<detail::Contender> make_redlock_contender(RedlockSite site) {
+  return detail::make_attempt_contender(std::move(site), &RedlockAttempt::start);
+}
+
+}  // namespace dlock::redis_backend

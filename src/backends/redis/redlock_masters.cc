@@ -1,0 +1,165 @@
+#include "redlock_masters.h"
+
+#include <future>
+#include <optional>
+#include <utility>
+
+#include <dlock/error.h>
+
+#include "core/await_future.h"
+
+namespace dlock::redis_backend {
+
+namespace {
+
+constexpr std::chrono::milliseconds kLeastPatience{10};
+
+// One broadcast's answers as they come. Lives on the executor's thread only.
+struct Round {
+  RedlockMasters::Answers answers;
+  std::vector<bool> answered;
+  std::size_t missing;
+  std::function<void(RedlockMasters::Answers)> done;
+  std::optional<detail::Executor::TimerId> timer;
+
+  void finish(detail::Executor& executor) {
+    if (!done) return;
+    if (timer) executor.cancel(*timer);
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      if (!answered[i]) answers[i].error = make_error_code(errc::timed_out);
+    }
+    std::exchange(done, nullptr)(std::move(answers));
+  }
+};
+
+}  // namespace
+
+RedlockMasters::RedlockMasters(RedlockOptions options)
+    : options_(std::move(options)),
+      executor_(std::make_shared<detail::Executor>()),
+      timers_(*executor_) {
+  for (const Endpoint& endpoint : options_.masters) {
+    connections_.push_back(Connection::create(executor_->io_context(), endpoint));
+  }
+}
+
+RedlockMasters::~RedlockMasters() {
+  for (const auto& connection : connections_) connection->close();
+}
+
+std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
+                                                     const OpenOptions& open) {
+  std::shared_ptr<RedlockMasters> masters(new RedlockMasters(std::move(options)));
+  std::chrono::milliseconds connect_timeout{0};
+  for (const Endpoint& endpoint : masters->options_.masters) {
+    connect_timeout = std::max(connect_timeout, endpoint.connect_timeout);
+  }
+  auto answered = std::make_shared<std::promise<Answers>>();
+  std::future<Answers> pings = answered->get_future();
+  // A little beyond the connections' own timeout, which reports the reason.
+  masters->broadcast({"PING"}, connect_timeout + std::chrono::milliseconds(500),
+                     [answered](Answers answers) { answered->set_value(std::move(answers)); });
+  if (detail::await_future(pings, Clock::time_point::max(), open.stop) != detail::Awaited::ready) {
+    throw Error(errc::cancelled, "connecting to the Redlock masters " + masters->addresses());
+  }
+  const Answers answers = pings.get();
+  std::size_t up = 0;
+  std::string down;
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    if (answers[i].ok()) {
+      ++up;
+      continue;
+    }
+    if (answers[i].error == errc::auth_failed) {
+      throw Error(errc::auth_failed, failure_of(*masters, i, answers[i]));
+    }
+    down += (down.empty() ? "" : "; ") + failure_of(*masters, i, answers[i]);
+  }
+  if (up < masters->quorum()) {
+    throw Error(errc::connect_failed,
+                std::to_string(up) + " of " + std::to_string(masters->size()) +
+                    " Redlock masters answered, " + std::to_string(masters->quorum()) +
+                    " are needed (" + down + ")");
+  }
+  return masters;
+}
+
+std::chrono::milliseconds RedlockMasters::patience() const noexcept {
+  return std::max(kLeastPatience, options_.ttl / 20);
+}
+
+void RedlockMasters::broadcast(Command command, std::chrono::milliseconds patience,
+                               std::function<void(Answers)> done) {
+  // The connections keep a frozen master's callbacks until it answers or closes: they hold
+  // the masters weakly, so that a dropped backend still ends.
+  executor_->post([weak = weak_from_this(), command = std::move(command), patience,
+                   done = std::move(done)]() mutable {
+    const std::shared_ptr<RedlockMasters> self = weak.lock();
+    if (!self) return;
+    const std::size_t n = self->connections_.size();
+    auto round = std::make_shared<Round>(
+        Round{Answers(n), std::vector<bool>(n, false), n, std::move(done), std::nullopt});
+    round->timer = self->executor_->post_at(Clock::now() + patience, [round, weak] {
+      round->timer.reset();
+      if (auto masters = weak.lock()) round->finish(*masters->executor_);
+    });
+    for (std::size_t i = 0; i < n; ++i) {
+      self->connections_[i]->send(command, [round, i, weak](std::error_code ec, Reply reply) {
+        const std::shared_ptr<RedlockMasters> masters = weak.lock();
+        if (!masters || !round->done || round->answered[i]) return;
+        round->answered[i] = true;
+        round->answers[i] = Answer{ec, std::move(reply)};
+        if (--round->missing == 0) round->finish(*masters->executor_);
+      });
+    }
+  });
+}
+
+RedlockMasters::Answers RedlockMasters::broadcast_and_wait(Command command,
+                                                           std::chrono::milliseconds patience) {
+  auto answered = std::make_shared<std::promise<Answers>>();
+  std::future<Answers> answers = answered->get_future();
+  broadcast(std::move(command), patience,
+            [answered](Answers got) { answered->set_value(std::move(got)); });
+  return answers.get();
+}
+
+lease::LeaseTerms RedlockMasters::lease_terms() const noexcept {
+  return {.ttl = options_.ttl, .drift = 0.01, .margin = options_.ttl / 20};
+}
+
+Answer RedlockMasters::ask(std::size_t index, Command command, std::chrono::milliseconds patience) {
+  auto answered = std::make_shared<std::promise<Answer>>();
+  std::future<Answer> answer = answered->get_future();
+  connections_[index]->send(std::move(command), [answered](std::error_code ec, Reply reply) {
+    answered->set_value(Answer{ec, std::move(reply)});
+  });
+  if (answer.wait_for(patience) != std::future_status::ready) {
+    return Answer{make_error_code(errc::timed_out), {}};
+  }
+  return answer.get();
+}
+
+std::string RedlockMasters::addresses() const {
+  std::string list;
+  for (const Endpoint& endpoint : options_.masters) {
+    list += (list.empty() ? "" : ", ") + endpoint.address();
+  }
+  return list;
+}
+
+std::string failure_of(const RedlockMasters& masters, std::size_t index, const Answer& answer) {
+  // A connection's own failures name the server already; a Redis error reply does not.
+  if (answer.error && !answer.reply.text.empty()) return answer.reply.text;
+  const std::string why = answer.reply.text.empty() ? answer.error.message() : answer.reply.text;
+  return "redis " + masters.address(index) + ": " + why;
+}
+
+std::string first_failure(const RedlockMasters& masters, const RedlockMasters::Answers& answers) {
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    if (!answers[i].ok()) return failure_of(masters, i, answers[i]);
+  }
+  return {};
+}
+
+}  // namespace dlock::redis_backend

@@ -1,0 +1,96 @@
+// Redlock's independent Redis masters (antirez's algorithm, docs/redis.md "Redlock"): one
+// pipelined connection to each, every command sent to all of them at once, and the answers
+// counted against the quorum N/2+1. Knows no locks: redlock_lock.h builds the lock on it.
+#ifndef DLOCK_SRC_BACKENDS_REDIS_REDLOCK_MASTERS_H_
+#define DLOCK_SRC_BACKENDS_REDIS_REDLOCK_MASTERS_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <dlock/open.h>
+
+#include "background_work.h"
+#include "connection.h"
+#include "core/executor.h"
+#include "lease/lease_clock.h"
+#include "lease/timer_service.h"
+#include "resp.h"
+
+namespace dlock::redis_backend {
+
+// What one master said to one command: a reply (possibly a Redis error reply), or the code of
+// a failure to get one (connect_failed, connection_lost, timed_out: no answer in time).
+struct Answer {
+  std::error_code error;
+  Reply reply;
+  bool ok() const noexcept { return !error && !reply.is_error(); }
+};
+
+struct RedlockOptions {
+  std::vector<Endpoint> masters;
+  std::chrono::milliseconds ttl{10000};
+};
+
+// Thread safety: safe for concurrent use; callbacks run on the executor's thread.
+class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
+ public:
+  using Answers = std::vector<Answer>;  // one per master, in the URL's order
+
+  // Connects to every master and waits until a quorum of them answered PING. Throws
+  // dlock::Error: connect_failed (fewer than a quorum answered within the connect timeout:
+  // the message names each that did not), auth_failed (a master refused the credentials),
+  // cancelled (open.stop).
+  static std::shared_ptr<RedlockMasters> open(RedlockOptions options, const OpenOptions& open);
+  ~RedlockMasters();
+
+  // Sends `command` to every master and calls `done` once on the executor, with every answer,
+  // when all have come or after `patience`, whichever is first (a master that has not answered
+  // by then counts as timed_out; its late reply is dropped).
+  void broadcast(Command command, std::chrono::milliseconds patience,
+                 std::function<void(Answers)> done);
+  // broadcast(), waiting for the answers. REQUIRES: not on the executor's thread.
+  Answers broadcast_and_wait(Command command, std::chrono::milliseconds patience);
+
+  // Sends `command` to master `index` alone and waits for its answer, `patience` at most
+  // (then: timed_out). REQUIRES: not on the executor's thread.
+  Answer ask(std::size_t index, Command command, std::chrono::milliseconds patience);
+
+  std::size_t size() const noexcept { return connections_.size(); }
+  std::size_t quorum() const noexcept { return connections_.size() / 2 + 1; }
+  std::chrono::milliseconds ttl() const noexcept { return options_.ttl; }
+  // How long one round may wait for a master: a twentieth of the ttl, so that a dead or
+  // frozen master costs a small part of the lease (Redlock's "small timeout").
+  std::chrono::milliseconds patience() const noexcept;
+  // The lease terms a grant by a quorum gives (lease_clock.h): the ttl, Redlock's 1% drift
+  // and a twentieth of the ttl as margin, as on a single Redis.
+  lease::LeaseTerms lease_terms() const noexcept;
+  // "h1:p1, h2:p2" for messages, and the address of master `index`.
+  std::string addresses() const;
+  std::string address(std::size_t index) const { return options_.masters[index].address(); }
+
+  const std::shared_ptr<detail::Executor>& executor() const noexcept { return executor_; }
+  lease::TimerService& timers() noexcept { return timers_; }
+  // Releases on their way to the masters, which a backend's destructor waits for.
+  BackgroundWork& background() noexcept { return background_; }
+
+ private:
+  explicit RedlockMasters(RedlockOptions options);
+
+  const RedlockOptions options_;
+  const std::shared_ptr<detail::Executor> executor_;
+  lease::ExecutorTimers timers_;
+  std::vector<std::shared_ptr<Connection>> connections_;
+  BackgroundWork background_;
+};
+
+// What master `index` said instead of a good answer, as "redis h:p: why", for messages.
+std::string failure_of(const RedlockMasters& masters, std::size_t index, const Answer& answer);
+// The first failure among `answers` as failure_of() tells it; empty if none failed.
+std::string first_failure(const RedlockMasters& masters, const RedlockMasters::Answers& answers);
+
+}  // namespace dlock::redis_backend
+
+#endif  // DLOCK_SRC_BACKENDS_REDIS_REDLOCK_MASTERS_H_

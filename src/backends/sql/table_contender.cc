@@ -1,0 +1,147 @@
+#include "table_contender.h"
+
+#include <charconv>
+#include <random>
+
+#include <dlock/error.h>
+
+#include "core/attempt_contender.h"
+#include "core/lock_kind.h"
+#include "core/polling_attempt.h"
+#include "table_holding.h"
+
+namespace dlock::sql {
+
+using detail::Outcome;
+
+namespace {
+
+constexpr Clock::duration kFirstPoll = std::chrono::milliseconds(5);
+constexpr Clock::duration kLongestPoll = std::chrono::milliseconds(200);
+
+// 128 random bits in hex: an owner id no other acquisition anywhere will have.
+std::string new_owner() {
+  thread_local std::mt19937_64 random(std::random_device{}());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string owner;
+  for (int half = 0; half < 2; ++half) {
+    std::uint64_t bits = random();
+    for (int i = 0; i < 16; ++i, bits >>= 4) owner += kHex[bits & 15];
+  }
+  return owner;
+}
+
+std::uint64_t number(const Value& text) {
+  std::uint64_t value = 0;
+  if (text) std::from_chars(text->data(), text->data() + text->size(), value);
+  return value;
+}
+
+// The steps of one acquisition, on the executor. One owner id for the attempt: its waiter row
+// and, once taken, its lock row.
+class TableSteps final : public detail::PollingAttempt::Steps {
+ public:
+  explicit TableSteps(std::shared_ptr<const TableSite> site)
+      : site_(std::move(site)), locks_(site_->locks), owner_(new_owner()) {}
+
+  void take(Taken then) override {
+    if (!kind_checked_) return check_kind(std::move(then));
+    try_slot(0, std::move(then));
+  }
+
+  void finished() noexcept override {
+    if (!waiter_recorded_) return;
+    locks_->link().run(locks_->sql().remove_waiter, {owner_}, [](Result) {});
+  }
+
+ private:
+  // Once per attempt, before the first take: a path is one kind of lock at a time.
+  void check_kind(Taken then) {
+    locks_->link().run(
+        locks_->sql().other_kind, {site_->path, std::to_string(site_->permits)},
+        [this, then = std::move(then)](Result result) {
+          if (result.error) {
+            return then(Outcome::failure(result.error, result.message));
+          }
+          if (!result.rows.empty()) {
+            return then(Outcome::failure(
+                make_error_code(errc::lock_mismatch),
+                detail::kind_mismatch(static_cast<std::uint32_t>(number(result.rows[0][0])),
+                                      site_->permits)));
+          }
+          kind_checked_ = true;
+          try_slot(0, std::move(then));
+        });
+  }
+
+  std::uint32_t slots() const { return site_->permits == 0 ? 1 : site_->permits; }
+
+  void try_slot(std::uint32_t slot, Taken then) {
+    if (slot == slots()) return busy(std::move(then));
+    const Clock::time_point sent = Clock::now();
+    const std::vector<std::string>& take = locks_->sql().take;
+    const std::vector<Value> params{site_->path,
+                                    std::to_string(slot),
+                                    owner_,
+                                    site_->data,
+                                    std::to_string(locks_->terms().ttl.count()),
+                                    std::to_string(site_->permits)};
+    // Statements run in order on one connection: only the last one's answer decides.
+    for (std::size_t i = 0; i + 1 < take.size(); ++i) locks_->link().run(take[i], params, {});
+    locks_->link().run(take.back(), params,
+                       [this, slot, sent, then = std::move(then)](Result result) mutable {
+                         if (result.error) {
+                           return then(Outcome::failure(result.error, result.message));
+                         }
+                         if (result.changed != 1) return try_slot(slot + 1, std::move(then));
+                         const std::uint64_t token =
+                             result.rows.empty() ? result.insert_id : number(result.rows[0][0]);
+                         then(Outcome::success(TableHolding::start(locks_, owner_, token, sent)));
+                       });
+  }
+
+  // Every slot is taken: shows this waiter in status() (again every third of the ttl, which
+  // its row lasts), then reports busy.
+  void busy(Taken then) {
+    const Clock::time_point now = Clock::now();
+    if (waiter_recorded_ && now < next_waiter_refresh_) return then(Outcome::success(nullptr));
+    next_waiter_refresh_ = now + locks_->terms().ttl / 3;
+    waiter_recorded_ = true;
+    locks_->link().run(
+        locks_->sql().add_waiter,
+        {owner_, site_->path, site_->data, std::to_string(locks_->terms().ttl.count()),
+         std::to_string(site_->permits)},
+        [then = std::move(then)](Result result) {
+          if (result.error) {
+            return then(Outcome::failure(result.error, result.message));
+          }
+          then(Outcome::success(nullptr));
+        });
+  }
+
+  const std::shared_ptr<const TableSite> site_;
+  const std::shared_ptr<TableLocks> locks_;
+  const std::string owner_;
+  // The executor's only. The attempt owns these steps and outlives every callback of theirs:
+  // it waits for each take's answer before it ends.
+  bool kind_checked_ = false;
+  bool waiter_recorded_ = false;
+  Clock::time_point next_waiter_refresh_{};
+};
+
+std::shared_ptr<detail::PollingAttempt> start_attempt(const std::shared_ptr<const TableSite>& site,
+                                                      Clock::time_point deadline,
+                                                      std::stop_token stop,
+                                                      detail::Contender::Done done) {
+  return detail::PollingAttempt::start(
+      site->locks->shared_link()->executor(), std::make_unique<TableSteps>(site),
+      {.first = kFirstPoll, .longest = kLongestPoll}, deadline, std::move(stop), std::move(done));
+}
+
+}  // namespace
+
+std::unique_ptr<detail::Contender> make_table_contender(TableSite site) {
+  return detail::make_attempt_contender(std::move(site), &start_attempt);
+}
+
+}  // namespace dlock::sql

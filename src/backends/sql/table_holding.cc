@@ -1,0 +1,44 @@
+#include "table_holding.h"
+
+#include <dlock/error.h>
+
+namespace dlock::sql {
+
+TableHolding::TableHolding(std::shared_ptr<TableLocks> locks, std::string owner,
+                           std::uint64_t token)
+    : Holding(std::move(owner), token), locks_(std::move(locks)) {}
+
+std::shared_ptr<TableHolding> TableHolding::start(std::shared_ptr<TableLocks> locks,
+                                                  std::string owner, std::uint64_t token,
+                                                  Clock::time_point sent) {
+  std::shared_ptr<TableHolding> holding(
+      new TableHolding(std::move(locks), std::move(owner), token));
+  auto renew = [locks = holding->locks_,
+                owner = holding->node()](std::function<void(std::error_code)> done) {
+    const std::string ttl = std::to_string(locks->terms().ttl.count());
+    locks->link().run(locks->sql().renew, {owner, ttl}, [done = std::move(done)](Result result) {
+      // A closed backend renews nothing more: waiting for the deadline would only delay lost().
+      if (result.error == errc::session_closed) return done(make_error_code(errc::not_locked));
+      if (result.error) return done(result.error);  // retried until the deadline
+      done(result.changed == 1 ? std::error_code() : make_error_code(errc::not_locked));
+    });
+  };
+  std::weak_ptr<TableHolding> weak = holding;
+  holding->watchdog_ = lease::Watchdog::start(
+      holding->locks_->terms(), sent, holding->locks_->timers(), std::move(renew), [weak] {
+        if (auto self = weak.lock()) {
+          self->mark_lost(*self->locks_->shared_link()->executor());
+        }
+      });
+  return holding;
+}
+
+void TableHolding::do_release() noexcept {
+  watchdog_->stop();
+  // One try: a row left behind by a failed DELETE expires within the ttl anyway.
+  locks_->shared_link()->executor()->post([locks = locks_, owner = node()] {
+    locks->link().run(locks->sql().release, {owner}, [](Result) {});
+  });
+}
+
+}  // namespace dlock::sql

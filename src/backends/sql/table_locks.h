@@ -1,0 +1,64 @@
+// The table mode of the SQL backends (postgres://...?mode=table, mysql://...?mode=table): the
+// seed article's lock table, whose unique key makes a second INSERT of the same lock fail,
+// with what the seed lacks:
+//   - the owner recorded (a random id per acquisition, plus host, pid, since and label);
+//   - an expiry the holder's lease watchdog (src/lease) renews every third of the ttl, so that
+//     a crashed holder's row stops blocking once it expires and the next contender takes it
+//     over (the take statement replaces an expired row);
+//   - a fencing token drawn in the statement that takes the row, after the row is decided:
+//     strictly greater for every later holder (of any lock on PostgreSQL, of the row on MySQL);
+//   - lost() raised on the client's lease clock, before the server's expiry could let anyone
+//     else in (loss_notice());
+//   - release frees only the owner's row, so a holder that lost its row never frees another's.
+// Waiting is polling with a backoff of 5 ms doubling to 200 ms (core/polling_attempt.h): the
+// server does not queue waiters, so the order of hand-off is not first come, first served.
+// Mutex, Semaphore (one row per permit slot) and MultiLock; a SharedMutex's reader is refused
+// (not_supported): a row is one exclusive owner.
+#ifndef DLOCK_SRC_BACKENDS_SQL_TABLE_LOCKS_H_
+#define DLOCK_SRC_BACKENDS_SQL_TABLE_LOCKS_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <dlock/backend.h>
+
+#include "core/contender.h"
+#include "lease/lease_clock.h"
+#include "lease/timer_service.h"
+#include "mode_queries.h"
+#include "sql_link.h"
+#include "table_statements.h"
+
+namespace dlock::sql {
+
+// Thread safety: safe for concurrent use; what runs statements posts to the link's executor.
+class TableLocks : public ModeTables, public std::enable_shared_from_this<TableLocks> {
+ public:
+  // Throws dlock::Error(invalid_argument) for a ttl too short to hold (lease_clock.h): under
+  // 100 ms.
+  TableLocks(std::shared_ptr<Link> link, TableStatements statements, std::chrono::milliseconds ttl);
+
+  // As dlock::Backend's (set_up(), status() and list() are ModeTables'). A reader's contender fails
+  // its acquisitions with not_supported.
+  std::unique_ptr<detail::Contender> make_contender(std::string_view path,
+                                                    const ContenderSpec& spec,
+                                                    const LockOptions& options);
+  // The least time between lost() and the row's expiry on the server.
+  std::chrono::milliseconds loss_notice() const noexcept;
+
+  const TableStatements& sql() const noexcept { return sql_; }
+  const lease::LeaseTerms& terms() const noexcept { return terms_; }
+  lease::TimerService& timers() noexcept { return timers_; }
+
+ private:
+  const TableStatements sql_;
+  const lease::LeaseTerms terms_;
+  lease::ExecutorTimers timers_;
+};
+
+}  // namespace dlock::sql
+
+#endif  // DLOCK_SRC_BACKENDS_SQL_TABLE_LOCKS_H_

@@ -1,0 +1,214 @@
+#include "zk_queue_store.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <dlock/error.h>
+
+#include "core/lock_path.h"
+#include "engine/rules.h"
+#include "node_name.h"
+#include "node_watch.h"
+#include "zk_holding.h"
+
+namespace dlock::zk_backend {
+
+using engine::Failure;
+using engine::Trouble;
+
+Failure engine_failure(std::error_code ec, std::string context) {
+  const Trouble trouble = zk::is_connection_error(ec) ? Trouble::connection
+                          : ec == zk::Code::no_node   ? Trouble::absent
+                                                      : Trouble::other;
+  return {.trouble = trouble,
+          .error = zk::to_dlock_error(ec),
+          .cause = ec,
+          .context = std::move(context)};
+}
+
+ZkQueueStore::ZkQueueStore(std::shared_ptr<zk::Client> client, Site site)
+    : client_(std::move(client)), site_(std::move(site)) {}
+
+void ZkQueueStore::report(engine::Severity severity, std::string text) const {
+  client_->report(severity == engine::Severity::warn ? zk::LogLevel::warn : zk::LogLevel::info,
+                  std::move(text));
+}
+
+void ZkQueueStore::when_connected(Done fn) {
+  client_->when_connected([fn = std::move(fn)](std::error_code dead) {
+    fn(dead ? std::optional(engine_failure(dead)) : std::nullopt);
+  });
+}
+
+engine::QueueStore::ObserverId ZkQueueStore::on_session_lost(std::function<void(Failure)> fn) {
+  return client_->add_observer(
+      [fn = std::move(fn)](std::error_code reason) { fn(engine_failure(reason)); });
+}
+
+void ZkQueueStore::list(Listed done) {
+  client_->get_children(
+      site_.dir, [self = shared_from_this(), done = std::move(done)](
+                     std::error_code ec, std::vector<std::string> children, const zk::Stat&) {
+        if (ec) return done(engine_failure(ec, "listing " + self->site_.dir), {});
+        done(std::nullopt, self->listing_of(children));
+      });
+}
+
+void ZkQueueStore::enqueue(const std::string& tag,
+                           std::function<void(std::optional<Failure>, engine::Enqueued)> enqueued,
+                           Listed listed) {
+  // FIFO order within a session: the listing is served after the create.
+  client_->create(entry_path(tag + std::string(site_.naming->stem)), site_.data,
+                  zk::CreateMode::ephemeral_sequential,
+                  [self = shared_from_this(), enqueued = std::move(enqueued)](
+                      std::error_code ec, std::string created, const zk::Stat& stat) {
+                    if (ec) {
+                      return enqueued(
+                          engine_failure(ec, "creating a node under " + self->site_.dir), {});
+                    }
+                    std::string name = created.substr(created.rfind('/') + 1);
+                    std::string sequence(sequence_of(name));
+                    enqueued(std::nullopt, {.name = std::move(name),
+                                            .sequence = std::move(sequence),
+                                            .token = static_cast<std::uint64_t>(stat.czxid)});
+                  });
+  list(std::move(listed));
+}
+
+void ZkQueueStore::create_queue(Done done) {
+  const std::vector<std::string> parents = detail::path_prefixes(site_.dir);
+  auto self = shared_from_this();
+  auto outcome = std::make_shared<std::error_code>();
+  auto shared_done = std::make_shared<Done>(std::move(done));
+  const bool records_permits = engine::rules_for(site_.naming->role).records_permits;
+  for (std::size_t i = 0; i < parents.size(); ++i) {
+    const bool last = i + 1 == parents.size();
+    const std::string data =
+        last && records_permits ? std::to_string(site_.permits) : std::string();
+    client_->create(parents[i], data, zk::CreateMode::container,
+                    [self, outcome, shared_done, last, first = i == 0](
+                        std::error_code ec, std::string, const zk::Stat&) {
+                      if (ec && ec != zk::Code::node_exists && !*outcome) {
+                        // A missing first component means the chroot itself does not exist.
+                        *outcome = first && ec == zk::Code::no_node
+                                       ? make_error_code(errc::invalid_argument)
+                                       : ec;
+                      }
+                      if (!last) return;
+                      const Done& done = *shared_done;
+                      if (!*outcome || *outcome == zk::Code::no_node) return done(std::nullopt);
+                      if (*outcome == errc::invalid_argument) {
+                        return done(engine::failure(
+                            *outcome, "cannot create " + self->site_.dir +
+                                          ": its root, the chroot " + self->client_->chroot() +
+                                          ", does not exist (is the chroot created?)"));
+                      }
+                      done(engine_failure(*outcome, "creating parents of " + self->site_.dir));
+                    });
+  }
+}
+
+void ZkQueueStore::find(const std::string& tag, std::function<void(engine::Search)> done) {
+  using engine::Search;
+  using Result = Search::Result;
+  auto self = shared_from_this();
+  client_->sync(site_.dir, [self, tag, done = std::move(done)](std::error_code ec) {
+    if (zk::is_connection_error(ec)) return done(Search(Result::failed, engine_failure(ec)));
+    self->client_->get_children(
+        self->site_.dir,
+        [self, tag, done](std::error_code ec, std::vector<std::string> children, const zk::Stat&) {
+          if (zk::is_connection_error(ec)) return done(Search(Result::failed, engine_failure(ec)));
+          if (ec && ec != zk::Code::no_node) {
+            return done(Search(Result::failed, engine_failure(ec, "listing " + self->site_.dir)));
+          }
+          const auto found = std::find_if(children.begin(), children.end(),
+                                          [&](const std::string& c) { return c.starts_with(tag); });
+          if (found == children.end()) return done(Search(Result::not_listed));
+          const std::string name = *found;
+          const std::string path = self->entry_path(name);
+          self->client_->get_data(
+              path, nullptr,
+              [self, name, path, done, children = std::move(children)](
+                  std::error_code ec, std::string, const zk::Stat& stat) {
+                if (zk::is_connection_error(ec)) {
+                  return done(Search(Result::failed, engine_failure(ec)));
+                }
+                if (ec == zk::Code::no_node) {
+                  return done(Search(Result::not_ours));
+                }
+                if (ec) {
+                  return done(Search(Result::failed, engine_failure(ec, "reading " + path)));
+                }
+                if (stat.ephemeral_owner != self->client_->session_id()) {
+                  return done(Search(Result::not_ours));
+                }
+                Search search(Result::found);
+                search.entry = {.name = name,
+                                .sequence = std::string(sequence_of(name)),
+                                .token = static_cast<std::uint64_t>(stat.czxid)};
+                search.listing = self->listing_of(children);
+                done(std::move(search));
+              });
+        });
+  });
+}
+
+void ZkQueueStore::check_permits(std::function<void(engine::PermitsCheck)> done) {
+  using engine::PermitsCheck;
+  using Result = PermitsCheck::Result;
+  client_->get_data(
+      site_.dir, nullptr,
+      [self = shared_from_this(), done = std::move(done)](std::error_code ec, std::string recorded,
+                                                          const zk::Stat& stat) {
+        // No directory yet: the create fails too, and parents get created.
+        if (ec) return done(PermitsCheck(Result::agreed));
+        const std::string wanted = std::to_string(self->site_.permits);
+        if (recorded == wanted) return done(PermitsCheck(Result::agreed));
+        if (stat.num_children == 0) {
+          // Nobody contends: the record is a former user's, on a lock node the
+          // server has not removed yet. Ours replaces it unless someone changed
+          // it meanwhile; then look again.
+          return self->client_->multi(
+              {zk::Op::set(self->site_.dir, wanted, stat.version)},
+              [self, done](std::error_code set) {
+                if (!set) return done(PermitsCheck(Result::agreed));
+                if (set == zk::Code::bad_version) return self->check_permits(done);
+                done(PermitsCheck(Result::failed, engine_failure(set, "recording the permits of " +
+                                                                          self->site_.dir)));
+              });
+        }
+        if (recorded.empty()) return done(PermitsCheck(Result::unrecorded));
+        done(PermitsCheck(
+            Result::failed,
+            engine::failure(errc::lock_mismatch, "the semaphore has " + recorded +
+                                                     " permits; this handle asked for " + wanted)));
+      });
+}
+
+void ZkQueueStore::watch(const std::string& entry,
+                         std::function<void(engine::WatchNews, Failure)> news) {
+  const std::string path = entry_path(entry);
+  client_->get_data(
+      path,
+      [news](zk::WatchEvent event) {
+        news(
+            event == zk::WatchEvent::deleted ? engine::WatchNews::gone : engine::WatchNews::changed,
+            Failure{});
+      },
+      [news, path](std::error_code ec, std::string, const zk::Stat&) {
+        if (!ec) return;  // watching
+        if (ec == zk::Code::no_node) return news(engine::WatchNews::gone, Failure{});
+        news(engine::WatchNews::failed, engine_failure(ec, "watching " + path));
+      });
+}
+
+std::shared_ptr<engine::EntryWatch> ZkQueueStore::watch_own(const std::string& entry) {
+  return std::make_shared<NodeWatch>(client_, entry_path(entry));
+}
+
+std::shared_ptr<engine::EntryHolding> ZkQueueStore::hold(
+    const std::string& entry, std::uint64_t token, std::shared_ptr<engine::EntryWatch> own_watch) {
+  return std::make_shared<ZkHolding>(client_, entry_path(entry), token, std::move(own_watch));
+}
+
+}  // namespace dlock::zk_backend

@@ -1,0 +1,78 @@
+// The engine's queue store on ZooKeeper: a lock directory whose children, ephemeral
+// sequential nodes, are the queue's entries, named after Curator or kazoo (node_naming.h).
+#ifndef DLOCK_SRC_BACKENDS_ZK_ZK_QUEUE_STORE_H_
+#define DLOCK_SRC_BACKENDS_ZK_ZK_QUEUE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/queue_store.h"
+#include "node_naming.h"
+#include "zk/client.h"
+
+namespace dlock::zk_backend {
+
+// One lock directory on one client (session); made for one attempt.
+class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_this<ZkQueueStore> {
+ public:
+  struct Site {
+    std::string dir;            // the lock path: contender nodes are its children
+    std::string data;           // written into our node (holder data)
+    const NodeNaming* naming;   // our node names
+    std::uint32_t permits = 1;  // recorded in the directory for semaphores
+  };
+  ZkQueueStore(std::shared_ptr<zk::Client> client, Site site);
+
+  std::string name() const override { return site_.dir; }
+  std::string entry_path(const std::string& entry) const override {
+    return site_.dir + "/" + entry;
+  }
+  detail::Executor& executor() const override { return client_->executor(); }
+  void report(engine::Severity severity, std::string text) const override;
+
+  bool connected() const override { return client_->connected(); }
+  void when_connected(Done fn) override;
+  ObserverId on_session_lost(std::function<void(engine::Failure)> fn) override;
+  void forget(ObserverId id) override { client_->remove_observer(id); }
+
+  std::string new_tag() const override { return site_.naming->new_prefix(); }
+  void list(Listed done) override;
+  // create (ephemeral sequential) and getChildren, pipelined.
+  void enqueue(const std::string& tag,
+               std::function<void(std::optional<engine::Failure>, engine::Enqueued)> enqueued,
+               Listed listed) override;
+  // The missing ancestors as containers, all requests pipelined; the lock directory records
+  // the permits of a semaphore.
+  void create_queue(Done done) override;
+  // sync, getChildren, and getData of the node with our protection prefix: ours only if our
+  // session owns it.
+  void find(const std::string& tag, std::function<void(engine::Search)> done) override;
+  void check_permits(std::function<void(engine::PermitsCheck)> done) override;
+  // getData with a watch, not exists: exists would leave a watch behind on a node that is
+  // already gone.
+  void watch(const std::string& entry,
+             std::function<void(engine::WatchNews, engine::Failure)> news) override;
+  std::shared_ptr<engine::EntryWatch> watch_own(const std::string& entry) override;
+  void remove(const std::string& entry) override {
+    client_->remove_in_background(entry_path(entry));
+  }
+  std::shared_ptr<engine::EntryHolding> hold(
+      const std::string& entry, std::uint64_t token,
+      std::shared_ptr<engine::EntryWatch> own_watch) override;
+
+ private:
+  engine::Listing listing_of(const std::vector<std::string>& children) const {
+    return to_listing(children, *site_.naming);
+  }
+
+  const std::shared_ptr<zk::Client> client_;
+  const Site site_;
+};
+
+// A ZooKeeper code as the engine sees it; `context` says what was being done.
+engine::Failure engine_failure(std::error_code ec, std::string context = {});
+
+}  // namespace dlock::zk_backend
+
+#endif  // DLOCK_SRC_BACKENDS_ZK_ZK_QUEUE_STORE_H_

@@ -1,0 +1,112 @@
+// One attempt to acquire an ordered-queue lock: the engine's state machine.
+//
+//   enqueue + list, one round trip ──► listed ──► held
+//        │ no queue: create it, retry                 │ not first
+//        │ reply lost: find our entry by tag, adopt   ▼
+//        └────────────────────────────────────── wait on ONE entry (rules.h);
+//                                                 when it goes and no lower entry is
+//                                                 left: held, without a round trip
+//
+// Every step runs on the store's completion thread (or the executor for timers and
+// cancellation) under the attempt's own mutex; nothing here blocks or runs user code.
+#ifndef DLOCK_SRC_ENGINE_ACQUISITION_H_
+#define DLOCK_SRC_ENGINE_ACQUISITION_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "core/contender.h"
+#include "core/executor.h"
+#include "queue_store.h"
+#include "rules.h"
+
+namespace dlock::engine {
+
+// Where an attempt runs.
+struct LockSite {
+  std::shared_ptr<QueueStore> store;
+  Role role = Role::exclusive;
+  std::uint32_t permits = 1;  // how many may hold at once: 1 but for semaphores
+  // An attempt that starts while the session is disconnected fails with connect_failed and
+  // this message if no server answers within the timeout.
+  std::chrono::milliseconds connect_timeout{};
+  std::string connect_failure{};
+};
+
+class Acquisition : public std::enable_shared_from_this<Acquisition> {
+ public:
+  // Starts the attempt; `done` is called exactly once (see detail::Contender::acquire).
+  static std::shared_ptr<Acquisition> start(LockSite site, Clock::time_point deadline,
+                                            std::stop_token stop, detail::Contender::Done done);
+
+  // Ends the attempt with `why` unless it already ended. Whatever entry it made, or may have
+  // made, is removed in the background.
+  void fail(Failure why);
+  void fail(std::error_code reason, std::string context = {}) {
+    fail(failure(reason, std::move(context)));
+  }
+
+ private:
+  enum class Phase { connecting, probing, creating, recovering, listing, waiting, done };
+
+  Acquisition(LockSite site, Clock::time_point deadline, detail::Contender::Done done);
+
+  void wait_for_connection();
+  void begin();
+  void probe();
+  void create();
+  void check_permits();
+  void create_queue();
+  void on_enqueued(unsigned round, std::optional<Failure> failed, const Enqueued& ours);
+  void list(unsigned round);
+  void on_listed(unsigned round, std::optional<Failure> failed, Listing listing);
+  void recover(unsigned round, std::string tag);
+  void on_search(unsigned round, const std::string& tag, Search search);
+  std::string watch_target_locked() const;
+  void watch_predecessor(unsigned round);
+  void on_predecessor_gone(unsigned round, const std::string& name);
+  void on_own_entry_gone(unsigned round);
+  // Fails on a stranger in the queue: lock_mismatch if it is another kind of lock, else
+  // unorderable_path.
+  void refuse(const Stranger& offender);
+  // Retries `step` once connected, or fails with the reason the session ended.
+  void when_connected(std::function<void()> step);
+  // REQUIRES: mu_ held by `lock`; unlocks it.
+  void succeed(std::unique_lock<std::mutex>& lock);
+  void finish(std::unique_lock<std::mutex>& lock, detail::Outcome outcome);
+
+  const LockSite site_;
+  QueueStore& store_;
+  const Rules& rules_;
+  const Clock::time_point deadline_;
+  const bool try_once_;
+
+  std::mutex mu_;
+  detail::Contender::Done done_;
+  Phase phase_ = Phase::connecting;
+  unsigned round_ = 0;       // bumped by every enqueue; replies of older rounds are stale
+  std::string tag_;          // the tag of the current enqueue
+  std::string entry_;        // our entry's name, once the store confirmed it
+  std::string sequence_;     // its sequence
+  std::uint64_t token_ = 0;  // its fencing token
+  // The entries we wait for: all that sorted before ours and are not yet seen gone when they
+  // can only leave, else the one the rules named.
+  std::vector<std::string> lower_;
+  std::string watched_;                    // the entry of lower_ we watch now
+  std::shared_ptr<EntryWatch> own_watch_;  // on our entry while we wait
+  // The permits check found contenders and no record (check_permits()).
+  bool permits_unrecorded_ = false;
+  std::optional<detail::Executor::TimerId> timer_;
+  QueueStore::ObserverId observer_ = 0;
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
+};
+
+}  // namespace dlock::engine
+
+#endif  // DLOCK_SRC_ENGINE_ACQUISITION_H_

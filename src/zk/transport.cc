@@ -1,0 +1,122 @@
+#include "transport.h"
+
+#include <asio/ssl.hpp>
+#include <asio/write.hpp>
+
+#include <dlock/error.h>
+
+namespace dlock::zk {
+
+class TlsContext {
+ public:
+  explicit TlsContext(const TlsConfig& config) : context(asio::ssl::context::tls_client) {
+    context.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                        asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                        asio::ssl::context::no_tlsv1_1);
+    std::error_code ec;
+    if (config.ca_file.empty()) {
+      context.set_default_verify_paths(ec);
+    } else {
+      context.load_verify_file(config.ca_file, ec);
+    }
+    if (ec) fail("CA certificates '" + config.ca_file + "'", ec);
+    if (!config.cert_file.empty()) {
+      context.use_certificate_chain_file(config.cert_file, ec);
+      if (ec) fail("client certificate '" + config.cert_file + "'", ec);
+      context.use_private_key_file(config.key_file.empty() ? config.cert_file : config.key_file,
+                                   asio::ssl::context::pem, ec);
+      if (ec) fail("client key '" + config.key_file + "'", ec);
+    }
+  }
+
+  asio::ssl::context context;
+
+ private:
+  [[noreturn]] static void fail(const std::string& what, std::error_code ec) {
+    throw Error(errc::invalid_argument, "TLS " + what + ": " + ec.message());
+  }
+};
+
+namespace {
+
+class TcpTransport final : public Transport {
+ public:
+  explicit TcpTransport(asio::io_context& io) : socket_(io) {}
+
+  void connect(const asio::ip::tcp::endpoint& endpoint, const std::string&, Done done) override {
+    socket_.async_connect(
+        endpoint, [self = shared_from_this(), this, done = std::move(done)](std::error_code ec) {
+          if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+          done(ec);
+        });
+  }
+  void write(asio::const_buffer bytes, Transferred done) override {
+    asio::async_write(socket_, bytes,
+                      [self = shared_from_this(), done](auto ec, auto n) { done(ec, n); });
+  }
+  void read_some(asio::mutable_buffer into, Transferred done) override {
+    socket_.async_read_some(into,
+                            [self = shared_from_this(), done](auto ec, auto n) { done(ec, n); });
+  }
+  void close() noexcept override {
+    std::error_code ignored;
+    socket_.close(ignored);
+  }
+
+ private:
+  asio::ip::tcp::socket socket_;
+};
+
+class TlsTransport final : public Transport {
+ public:
+  TlsTransport(asio::io_context& io, std::shared_ptr<TlsContext> tls)
+      : tls_(std::move(tls)), stream_(io, tls_->context) {}
+
+  void connect(const asio::ip::tcp::endpoint& endpoint, const std::string& server_name,
+               Done done) override {
+    stream_.set_verify_mode(asio::ssl::verify_peer);
+    stream_.set_verify_callback(asio::ssl::host_name_verification(server_name));
+    std::error_code ec;
+    asio::ip::make_address(server_name, ec);
+    // SNI names hosts, never addresses.
+    if (ec) SSL_set_tlsext_host_name(stream_.native_handle(), server_name.c_str());
+    stream_.lowest_layer().async_connect(
+        endpoint, [self = shared_from_this(), this, done = std::move(done)](std::error_code ec) {
+          if (ec) return done(ec);
+          stream_.lowest_layer().set_option(asio::ip::tcp::no_delay(true), ec);
+          stream_.async_handshake(asio::ssl::stream_base::client,
+                                  [self, done](std::error_code ec) { done(ec); });
+        });
+  }
+  void write(asio::const_buffer bytes, Transferred done) override {
+    asio::async_write(stream_, bytes,
+                      [self = shared_from_this(), done](auto ec, auto n) { done(ec, n); });
+  }
+  void read_some(asio::mutable_buffer into, Transferred done) override {
+    stream_.async_read_some(into,
+                            [self = shared_from_this(), done](auto ec, auto n) { done(ec, n); });
+  }
+  void close() noexcept override {
+    std::error_code ignored;
+    stream_.lowest_layer().close(ignored);
+  }
+
+ private:
+  std::shared_ptr<TlsContext> tls_;
+  asio::ssl::stream<asio::ip::tcp::socket> stream_;
+};
+
+}  // namespace
+
+std::shared_ptr<TlsContext> make_tls_context(const TlsConfig& config) {
+  if (!config.enabled) return nullptr;
+  return std::make_shared<TlsContext>(config);
+}
+
+std::shared_ptr<Transport> make_transport(asio::io_context& io,
+                                          const std::shared_ptr<TlsContext>& tls) {
+  if (tls) return std::make_shared<TlsTransport>(io, tls);
+  return std::make_shared<TcpTransport>(io);
+}
+
+}  // namespace dlock::zk

@@ -1,0 +1,299 @@
+// The MySQL backend's own behaviour on a real MariaDB: URLs and bad input, the name mapping
+// shared with the mariadb client, waits that end by deadline or cancellation, lost() when the
+// holder's connection is killed, TLS, status and list. The conformance suite covers what every
+// backend shares.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include <dlock/dlock.h>
+
+#include "mysql_server.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class MysqlTest : public ::testing::Test {
+ protected:
+  MysqlTest() : database_(unique_database()) { server().create_database(database_); }
+  static MysqlServer& server() { return MysqlServer::shared(); }
+  std::shared_ptr<Backend> open(const std::string& query = "") {
+    return dlock::open(server().url(database_, query));
+  }
+  // The error open(url) throws; fails the test if it succeeds.
+  static Error open_error(const std::string& url, const OpenOptions& options = {}) {
+    try {
+      dlock::open(url, options);
+    } catch (const Error& e) {
+      return e;
+    }
+    ADD_FAILURE() << url << " opened";
+    return Error(errc::backend_failure, "opened");
+  }
+  static bool eventually(const std::function<bool()>& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!condition()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
+  }
+  // dlock's connections now waiting in GET_LOCK, as the server lists them.
+  int waiting_in_get_lock() {
+    return std::stoi(
+        server().sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '" +
+                     database_ + "' AND INFO LIKE 'INSERT INTO dlock_contenders%GET_LOCK%'"));
+  }
+  // One GET_LOCK name as docs/mysql.md writes it, for the mariadb client.
+  static std::string mapped(const std::string& path) {
+    const std::string p = "'" + path + "'";
+    return "IF(CHAR_LENGTH(" + p + ") <= 64, " + p + ", CONCAT(LEFT(" + p + ", 23), '~', SHA1(" +
+           p + ")))";
+  }
+  std::string database_;
+};
+
+TEST_F(MysqlTest, OpensBothSchemesWithThePasswordApart) {
+  const std::string url =
+      "mariadb://dlock@127.0.0.1:" + std::to_string(server().port()) + "/" + database_;
+  auto backend = dlock::open(url, {.password = "secret"});
+  EXPECT_EQ(backend->scheme(), "mysql");
+  Mutex mutex(backend, "/a");
+  EXPECT_TRUE(mutex.try_lock());
+}
+
+TEST_F(MysqlTest, BadInputIsAClearErrorEach) {
+  const std::string at = "127.0.0.1:" + std::to_string(server().port());
+  Error wrong = open_error("mysql://dlock:wrong@" + at + "/" + database_);
+  EXPECT_EQ(wrong.code(), errc::auth_failed) << wrong.what();
+  EXPECT_EQ(std::string(wrong.what()).find("wrong"), std::string::npos) << wrong.what();
+  Error unknown = open_error("mysql://dlock:secret@" + at + "/no_such_database");
+  EXPECT_EQ(unknown.code(), errc::connect_failed) << unknown.what();
+  EXPECT_NE(std::string(unknown.what()).find("no_such_database"), std::string::npos);
+  // A port nobody listens on: the server's own port, plus one, is free in the test range.
+  Error nobody = open_error("mysql://dlock@127.0.0.1:1/" + database_);
+  EXPECT_EQ(nobody.code(), errc::connect_failed) << nobody.what();
+  for (const std::string& bad :
+       {"mysql://dlock@" + at, "mysql://" + at + "/db", "mysql://dlock@" + at + "/db?ssl-mode=on",
+        "mysql://:pw@" + at + "/db", std::string("mysql://dlock@127.0.0.1:x/db"),
+        "mysql://dlock@" + at + "/db?colour=red"}) {
+    EXPECT_EQ(open_error(bad).code(), errc::invalid_argument) << bad;
+  }
+}
+
+TEST_F(MysqlTest, NoRightToCreateTheTableIsPermissionDenied) {
+  server().sql(
+      "CREATE USER IF NOT EXISTS reader@'%' IDENTIFIED BY 'secret';"
+      "GRANT SELECT ON *.* TO reader@'%'");
+  Error denied = open_error("mysql://reader:secret@127.0.0.1:" + std::to_string(server().port()) +
+                            "/" + database_);
+  EXPECT_EQ(denied.code(), errc::permission_denied) << denied.what();
+}
+
+// Readers are refused; a writer is then the path's exclusive lock, shared with a Mutex.
+TEST_F(MysqlTest, ReadersAreNotSupportedAndWritersAreExclusive) {
+  auto backend = open();
+  SharedMutex reader(backend, "/rw");
+  try {
+    reader.lock_shared();
+    ADD_FAILURE() << "a reader was admitted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::not_supported) << e.what();
+  }
+  SharedMutex writer(backend, "/rw");
+  ASSERT_TRUE(writer.try_lock());
+  Mutex mutex(backend, "/rw");
+  EXPECT_FALSE(mutex.try_lock_for(100ms));
+  writer.unlock();
+  EXPECT_TRUE(mutex.try_lock_for(5s));
+}
+
+TEST_F(MysqlTest, TheMariadbClientSharesALongNameWithOneGetLock) {
+  const std::string path = "/" + std::string(120, 'x') + "/report";
+  const std::string name = mapped(path);
+  auto backend = open();
+  MariadbSession client(database_);
+  ASSERT_EQ(client.ask("SELECT GET_LOCK(" + name + ", 0)"), "1");
+  Mutex mutex(backend, path);
+  EXPECT_FALSE(mutex.try_lock());
+  auto waiting = std::async(std::launch::async, [&] { mutex.lock(); });
+  ASSERT_TRUE(eventually([&] { return waiting_in_get_lock() == 1; }));
+  EXPECT_EQ(waiting.wait_for(100ms), std::future_status::timeout);
+  ASSERT_EQ(client.ask("SELECT RELEASE_LOCK(" + name + ")"), "1");
+  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
+  waiting.get();
+  EXPECT_EQ(client.ask("SELECT GET_LOCK(" + name + ", 0)"), "0");
+  EXPECT_EQ(client.ask("SELECT CHAR_LENGTH(" + name + ")"), "64");
+  mutex.unlock();
+  EXPECT_TRUE(eventually([&] { return client.ask("SELECT IS_FREE_LOCK(" + name + ")") == "1"; }));
+}
+
+// Lock paths have at most 3 bytes a character (nothing outside the BMP), so 64
+// characters are at most MariaDB's 192 bytes: 64 three-byte characters are the server's name
+// as they are; one more, or the longest valid path (1024 bytes), is mapped. The client takes
+// each with the same one call.
+TEST_F(MysqlTest, NamesOverTheServersLimitAreMapped) {
+  std::string euros = "/";
+  for (int i = 0; i < 62; ++i) euros += "\xE2\x82\xAC";  // U+20AC, 3 bytes
+  auto backend = open();
+  MariadbSession client(database_);
+  EXPECT_EQ(client.ask("SELECT LENGTH(" + mapped(euros + "\xE2\x82\xAC") + ")"), "190");
+  for (const std::string& path :
+       {euros + "\xE2\x82\xAC", euros + "\xE2\x82\xAC\xE2\x82\xAC", "/" + std::string(1023, 'y')}) {
+    Mutex mutex(backend, path);
+    ASSERT_TRUE(mutex.try_lock()) << path.size();
+    EXPECT_EQ(client.ask("SELECT GET_LOCK(" + mapped(path) + ", 0)"), "0");
+    mutex.unlock();
+    EXPECT_TRUE(
+        eventually([&] { return client.ask("SELECT GET_LOCK(" + mapped(path) + ", 0)") == "1"; }));
+    EXPECT_FALSE(mutex.try_lock());
+    EXPECT_EQ(client.ask("SELECT RELEASE_LOCK(" + mapped(path) + ")"), "1");
+  }
+}
+
+TEST_F(MysqlTest, TheDeadlineEndsTheServersWait) {
+  auto backend = open();
+  MariadbSession client(database_);
+  ASSERT_EQ(client.ask("SELECT GET_LOCK('/busy', 0)"), "1");
+  Mutex mutex(backend, "/busy");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(mutex.try_lock_for(300ms));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 3s);
+  EXPECT_TRUE(eventually([&] { return waiting_in_get_lock() == 0; }));
+  EXPECT_TRUE(backend->status("/busy").waiters.empty());
+}
+
+TEST_F(MysqlTest, CancellingAWaiterKillsItsQuery) {
+  auto backend = open();
+  MariadbSession client(database_);
+  ASSERT_EQ(client.ask("SELECT GET_LOCK('/held', 0)"), "1");
+  Mutex mutex(backend, "/held");
+  std::stop_source stop;
+  auto waiting = std::async(std::launch::async, [&] { mutex.lock(stop.get_token()); });
+  ASSERT_TRUE(eventually([&] { return waiting_in_get_lock() == 1; }));
+  stop.request_stop();
+  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
+  try {
+    waiting.get();
+    ADD_FAILURE() << "a cancelled wait returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::cancelled);
+  }
+  EXPECT_TRUE(eventually([&] { return waiting_in_get_lock() == 0; }));
+  ASSERT_EQ(client.ask("SELECT RELEASE_LOCK('/held')"), "1");
+  EXPECT_TRUE(mutex.try_lock());
+}
+
+TEST_F(MysqlTest, KillingTheHoldersConnectionRaisesLost) {
+  auto backend = open();
+  Mutex mutex(backend, "/killed");
+  mutex.lock();
+  const LockStatus status = backend->status("/killed");
+  ASSERT_EQ(status.holders.size(), 1u);
+  server().sql("KILL " + status.holders[0].node);
+  EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }));
+  Mutex other(open(), "/killed");
+  EXPECT_TRUE(other.try_lock_for(5s));
+}
+
+// A server that stops answering (frozen, as behind a stalled network) is noticed by the
+// heartbeat: lost() fires although the connection stays open.
+TEST_F(MysqlTest, AMissedHeartbeatRaisesLost) {
+  Mutex mutex(open("?heartbeat=500ms"), "/stalled");
+  mutex.lock();
+  const auto start = std::chrono::steady_clock::now();
+  server().pause();
+  const bool lost = eventually([&] { return mutex.lost().stop_requested(); });
+  const auto took = std::chrono::steady_clock::now() - start;
+  server().resume();
+  EXPECT_TRUE(lost);
+  EXPECT_LT(took, 3s);
+  Mutex other(open(), "/stalled");
+  EXPECT_TRUE(other.try_lock_for(5s));
+}
+
+// A server that accepts the connection but never greets is given up at the connect timeout.
+TEST_F(MysqlTest, AServerThatDoesNotAnswerIsConnectFailed) {
+  server().pause();
+  const auto start = std::chrono::steady_clock::now();
+  const Error silent = open_error(server().url(database_, "?connect_timeout=1s"));
+  const auto took = std::chrono::steady_clock::now() - start;
+  server().resume();
+  EXPECT_EQ(silent.code(), errc::connect_failed) << silent.what();
+  EXPECT_LT(took, 3s);
+}
+
+// A restart ends every connection: lost() fires, and the same backend locks again afterwards.
+TEST_F(MysqlTest, AServerRestartRaisesLostAndTheBackendRecovers) {
+  auto backend = open();
+  Mutex mutex(backend, "/restarted");
+  mutex.lock();
+  server().restart();
+  EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }));
+  mutex.unlock();
+  EXPECT_TRUE(mutex.try_lock_for(5s));
+  EXPECT_EQ(backend->status("/restarted").holders.size(), 1u);
+}
+
+TEST_F(MysqlTest, StatusNamesHoldersWaitersAndOtherPrograms) {
+  auto backend = open();
+  Mutex holder(backend, "/jobs/a", {.label = "nightly"});
+  holder.lock();
+  Mutex waiter(backend, "/jobs/a", {.label = "second"});
+  auto waiting = std::async(std::launch::async, [&] { return waiter.try_lock_for(10s); });
+  ASSERT_TRUE(eventually([&] { return backend->status("/jobs/a").waiters.size() == 1; }));
+  const LockStatus status = backend->status("/jobs/a");
+  ASSERT_EQ(status.holders.size(), 1u);
+  EXPECT_EQ(status.holders[0].label, "nightly");
+  EXPECT_EQ(status.holders[0].token, holder.token());
+  EXPECT_EQ(status.waiters[0].label, "second");
+  EXPECT_EQ(backend->list("/"), std::vector<std::string>{"/jobs/a"});
+  EXPECT_EQ(backend->list("/jobs"), std::vector<std::string>{"/jobs/a"});
+  EXPECT_TRUE(backend->list("/job").empty());
+  holder.unlock();
+  EXPECT_TRUE(waiting.get());
+  EXPECT_GT(waiter.token(), 0u);
+  waiter.unlock();
+
+  MariadbSession client(database_);
+  ASSERT_EQ(client.ask("SELECT GET_LOCK('/jobs/b', 0)"), "1");
+  const LockStatus foreign = backend->status("/jobs/b");
+  ASSERT_EQ(foreign.holders.size(), 1u);
+  EXPECT_EQ(foreign.holders[0].node, client.ask("SELECT CONNECTION_ID()"));
+}
+
+TEST_F(MysqlTest, ASemaphoreAdmitsItsPermits) {
+  auto backend = open();
+  Semaphore a(backend, "/pool", 2), b(backend, "/pool", 2), c(backend, "/pool", 2);
+  a.lock();
+  b.lock();
+  EXPECT_FALSE(c.try_lock_for(200ms));
+  auto waiting = std::async(std::launch::async, [&] { return c.try_lock_for(10s); });
+  a.unlock();
+  EXPECT_TRUE(waiting.get());
+  EXPECT_EQ(backend->status("/pool").holders.size(), 2u);
+}
+
+TEST_F(MysqlTest, TlsIsUsedWhenTheModeAsksForIt) {
+  server().sql(
+      "CREATE USER IF NOT EXISTS tls@'%' IDENTIFIED BY 'secret' REQUIRE SSL;"
+      "GRANT ALL ON *.* TO tls@'%'");
+  const std::string at =
+      "mysql://tls:secret@127.0.0.1:" + std::to_string(server().port()) + "/" + database_;
+  EXPECT_EQ(open_error(at + "?ssl-mode=DISABLED").code(), errc::auth_failed);
+  Mutex required(dlock::open(at + "?ssl-mode=REQUIRED"), "/tls");
+  EXPECT_TRUE(required.try_lock());
+  Mutex verified(dlock::open(at + "?ssl-mode=VERIFY_CA&ssl-ca=" + server().directory() + "/ca.pem"),
+                 "/tls2");
+  EXPECT_TRUE(verified.try_lock());
+  EXPECT_EQ(open_error(at + "?ssl-mode=VERIFY_CA&ssl-ca=/etc/ssl/certs/ca-certificates.crt").code(),
+            errc::connect_failed);
+}
+
+}  // namespace
+}  // namespace dlock::test

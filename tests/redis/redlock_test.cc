@@ -1,0 +1,188 @@
+// Redlock (redlock://) against five real redis-server processes (tests/support/redis_server.h):
+// the quorum, masters killed (two of five: it works; three: it fails with a clear error and
+// leaves nothing behind), the lease renewed on every master and lost with the quorum, a
+// missed quorum released at once, and bad input. The suite shared by every backend is
+// tests/conformance.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include <dlock/dlock.h>
+
+#include "eventually.h"
+#include "redis_server.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Five masters of the test's own, so that it may kill and pause them.
+class RedlockTest : public ::testing::Test {
+ protected:
+  RedlockTest() {
+    for (auto& master : masters_) master = std::make_unique<RedisServer>();
+  }
+
+  std::string url(const std::string& options = "ttl=1s") const {
+    std::string hosts;
+    for (const auto& master : masters_) {
+      hosts +=
+          (hosts.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(master->port());
+    }
+    return "redlock://" + hosts + "?" + options;
+  }
+  std::shared_ptr<Backend> open(const std::string& options = "ttl=1s") {
+    return dlock::open(url(options));
+  }
+  // What each master has under `key`, "" where it has nothing.
+  std::vector<std::string> values(const std::string& key) const {
+    std::vector<std::string> found;
+    for (const auto& master : masters_) found.push_back(master->cli({"GET", key}));
+    return found;
+  }
+  bool nothing_left(const std::string& key, std::size_t from = 0) const {
+    for (std::size_t i = from; i < masters_.size(); ++i) {
+      if (masters_[i]->cli({"EXISTS", key}) != "0" ||
+          masters_[i]->cli({"EXISTS", key + ":dlock:holder"}) != "0") {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::array<std::unique_ptr<RedisServer>, 5> masters_;
+};
+
+TEST_F(RedlockTest, EveryMasterHoldsTheValueAndASecondClientIsKeptOut) {
+  auto first = open();
+  auto second = open();
+  Mutex mine(first, "/job");
+  Mutex theirs(second, "/job");
+  Lease lease = mine.acquire();
+  for (const std::string& value : values("/job")) EXPECT_EQ(value, lease.node());
+  EXPECT_EQ(0u, lease.token()) << "Redlock has no honest fencing token";
+  EXPECT_FALSE(theirs.try_lock());
+  lease.release();
+  EXPECT_TRUE(eventually([&] { return nothing_left("/job"); }));
+  EXPECT_TRUE(theirs.try_lock_for(2s));
+  theirs.unlock();
+}
+
+TEST_F(RedlockTest, TheLeaseIsRenewedOnEveryMasterPastItsTtl) {
+  auto backend = open("ttl=300ms");
+  Mutex mutex(backend, "/renewed");
+  Lease lease = mutex.acquire();
+  std::this_thread::sleep_for(1200ms);  // four ttls
+  EXPECT_FALSE(lease.lost().stop_requested());
+  for (const auto& master : masters_) {
+    const int left = std::stoi(master->cli({"PTTL", "/renewed"}));
+    EXPECT_GT(left, 0);
+    EXPECT_LE(left, 300);
+  }
+}
+
+TEST_F(RedlockTest, TwoMastersDownStillLockAndThreeDownFailClearly) {
+  auto backend = open();
+  masters_[0]->kill();
+  masters_[1]->kill();
+  Mutex mutex(backend, "/quorum");
+  ASSERT_TRUE(mutex.try_lock_for(2s));
+  mutex.unlock();
+  EXPECT_TRUE(eventually([&] { return nothing_left("/quorum", 2); }));
+
+  masters_[2]->kill();
+  try {
+    (void)mutex.try_lock_for(500ms);
+    ADD_FAILURE() << "locked with two of five masters";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::connect_failed) << error.what();
+    EXPECT_NE(std::string(error.what()).find("2 of 5 Redlock masters answered, 3 are needed"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(eventually([&] { return nothing_left("/quorum", 3); }));
+  try {
+    (void)open();
+    ADD_FAILURE() << "opened with two of five masters";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::connect_failed) << error.what();
+  }
+}
+
+TEST_F(RedlockTest, LostFiresWhenAQuorumOfMastersGoesAway) {
+  auto backend = open("ttl=1s");
+  Mutex mutex(backend, "/lost");
+  Lease lease = mutex.acquire();
+  const auto killed = Clock::now();
+  for (int i = 0; i < 3; ++i) masters_[i]->kill();
+  ASSERT_TRUE(eventually([&] { return lease.lost().stop_requested(); }, 3s));
+  // Before the two masters left could let another client in: their keys still live.
+  EXPECT_LT(Clock::now() - killed, 1s);
+}
+
+TEST_F(RedlockTest, AForeignHolderOnAQuorumKeepsDlockOutAndWhatItGotIsReleased) {
+  // node-redlock's or redis-py's lock on three masters: SET key value NX PX.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ("OK", masters_[i]->cli({"SET", "/shared", "theirs", "NX", "PX", "10000"}));
+  }
+  auto backend = open();
+  Mutex mutex(backend, "/shared");
+  EXPECT_FALSE(mutex.try_lock_for(300ms));
+  // The two masters dlock did get are not left holding its value until the ttl.
+  EXPECT_TRUE(eventually([&] { return nothing_left("/shared", 3); }));
+  const LockStatus status = backend->status("/shared", Clock::now() + 2s);
+  ASSERT_EQ(1u, status.holders.size());
+  EXPECT_EQ("theirs", status.holders[0].node);
+  EXPECT_EQ(0, status.holders[0].pid);
+}
+
+TEST_F(RedlockTest, StatusAndListNameDlocksHolder) {
+  auto backend = open();
+  Mutex mutex(backend, "/jobs/nightly", LockOptions{.label = "report"});
+  Lease lease = mutex.acquire();
+  const LockStatus status = backend->status("/jobs/nightly", Clock::now() + 2s);
+  ASSERT_EQ(1u, status.holders.size());
+  EXPECT_EQ(lease.node(), status.holders[0].node);
+  EXPECT_EQ("report", status.holders[0].label);
+  EXPECT_EQ(::getpid(), status.holders[0].pid);
+  EXPECT_TRUE(status.waiters.empty());
+  EXPECT_EQ(std::vector<std::string>{"/jobs/nightly"}, backend->list("/jobs", Clock::now() + 2s));
+  lease.release();
+  EXPECT_TRUE(eventually([&] { return backend->list("/", Clock::now() + 2s).empty(); }));
+}
+
+TEST_F(RedlockTest, ReadersAndSemaphoresAreRefused) {
+  auto backend = open();
+  SharedMutex shared(backend, "/rw");
+  try {
+    shared.lock_shared();
+    ADD_FAILURE() << "a Redlock reader";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::not_supported) << error.what();
+  }
+  shared.lock();  // the write side is a plain Redlock mutex
+  shared.unlock();
+  Semaphore semaphore(backend, "/pool", 2);
+  EXPECT_THROW(semaphore.acquire(), Error);
+}
+
+TEST_F(RedlockTest, BadUrlsAreRefusedBeforeAnyConnection) {
+  const std::string one = "127.0.0.1:" + std::to_string(masters_[0]->port());
+  for (const std::string& bad :
+       {std::string("redlock://"), "redlock://" + one + "," + one, "redlock://" + one + ",h:0x",
+        "redlock://" + one + "?frob=1", "redlock://" + one + "?ttl=10ms"}) {
+    try {
+      (void)dlock::open(bad);
+      ADD_FAILURE() << bad;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), errc::invalid_argument) << bad << ": " << error.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dlock::test

@@ -1,0 +1,57 @@
+// The two SQL servers the SQL-mode tests run on, as one interface: a database of the test's
+// own, dlock's URL for it with a query, and SQL run there by the server's own client (a
+// program other than dlock).
+#ifndef DLOCK_TESTS_SQL_SQL_SERVERS_H_
+#define DLOCK_TESTS_SQL_SQL_SERVERS_H_
+
+#include <string>
+
+#include "database_name.h"
+#include "mysql_server.h"
+#include "pg_server.h"
+
+namespace dlock::test {
+
+struct OnPostgres {
+  static constexpr const char* kName = "PostgreSQL";
+  OnPostgres() : database(unique_database()) { PgServer::shared().create_database(database); }
+  // `query`: "mode=table&ttl=1s" ...
+  std::string url(const std::string& query) const {
+    return PgServer::shared().url(database) + "?" + query;
+  }
+  // The first column of the result's rows, one a line.
+  std::string sql(const std::string& statement) const {
+    return PgServer::shared().psql(statement, database);
+  }
+  // An instant `seconds` from now on the server's clock, as the table mode stores expiries.
+  static std::string server_time_plus(int seconds) {
+    return "clock_timestamp() + interval '" + std::to_string(seconds) + " seconds'";
+  }
+  // Ends the server's connection `id` (what a row-mode holding's node names) from outside.
+  void kill_connection(const std::string& id) const {
+    sql("SELECT pg_terminate_backend(" + id + ")");
+  }
+  std::string database;
+};
+
+struct OnMysql {
+  static constexpr const char* kName = "MySQL";
+  OnMysql() : database(unique_database()) { MysqlServer::shared().create_database(database); }
+  std::string url(const std::string& query) const {
+    return MysqlServer::shared().url(database, "?" + query);
+  }
+  std::string sql(const std::string& statement) const {
+    std::string output = MysqlServer::shared().sql("USE `" + database + "`; " + statement);
+    while (!output.empty() && output.back() == '\n') output.pop_back();
+    return output;
+  }
+  static std::string server_time_plus(int seconds) {
+    return "UTC_TIMESTAMP(6) + INTERVAL " + std::to_string(seconds) + " SECOND";
+  }
+  void kill_connection(const std::string& id) const { sql("KILL " + id); }
+  std::string database;
+};
+
+}  // namespace dlock::test
+
+#endif  // DLOCK_TESTS_SQL_SQL_SERVERS_H_

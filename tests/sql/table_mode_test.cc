@@ -1,0 +1,156 @@
+// The table mode (?mode=table) of the PostgreSQL and MySQL backends against real servers, one
+// suite typed over both: mutual exclusion across clients, a SIGKILLed holder's lock free after
+// its row's expiry (not before), an expired row taken over with a greater token while the old
+// holder's lost() fires and its release leaves the new row alone, bad mode and ttl values,
+// readers refused, status and list naming holders and waiters, lost() on the lease clock while
+// the server is frozen.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <future>
+#include <string>
+#include <thread>
+
+#include <dlock/dlock.h>
+
+#include "dlock_process.h"
+#include "mode_checks.h"
+#include "sql_servers.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+template <class Server>
+class TableModeTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<Backend> open(const std::string& ttl = "2s") {
+    return dlock::open(server_.url("mode=table&ttl=" + ttl));
+  }
+  Server server_;
+};
+
+using Servers = ::testing::Types<OnPostgres, OnMysql>;
+TYPED_TEST_SUITE(TableModeTest, Servers, ServerNames);
+
+TYPED_TEST(TableModeTest, ExcludesAcrossClientsAndTokensGrow) {
+  Mutex first(this->open(), "/table/x");
+  Mutex second(this->open(), "/table/x");
+  first.lock();
+  const std::uint64_t token = first.token();
+  EXPECT_FALSE(second.try_lock_for(300ms));
+  EXPECT_EQ(this->server_.sql("SELECT count(*) FROM dlock_table_locks"), "1");
+  auto waiting = std::async(std::launch::async, [&] { second.lock(); });
+  std::this_thread::sleep_for(100ms);
+  first.unlock();
+  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
+  waiting.get();
+  EXPECT_GT(second.token(), token);
+}
+
+TYPED_TEST(TableModeTest, ASemaphoreAdmitsItsPermitsAndMixingKindsIsRefused) {
+  auto backend = this->open();
+  Semaphore a(backend, "/table/pool", 2), b(backend, "/table/pool", 2),
+      c(backend, "/table/pool", 2);
+  a.lock();
+  b.lock();
+  EXPECT_FALSE(c.try_lock_for(200ms));
+  Mutex mutex(backend, "/table/pool");
+  try {
+    mutex.lock();
+    ADD_FAILURE() << "a Mutex took a semaphore's path";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::lock_mismatch) << e.what();
+  }
+  a.unlock();
+  EXPECT_TRUE(c.try_lock_for(2s));
+}
+
+TYPED_TEST(TableModeTest, AKilledHoldersLockIsFreeAfterTheExpiryNotBefore) {
+  const std::string url = this->server_.url("mode=table&ttl=2s");
+  Process holder({dlock_cli(), "--backend", url, "run", "/table/killed", "--", "sleep", "600"});
+  auto backend = this->open();
+  ASSERT_TRUE(eventually([&] { return backend->status("/table/killed").holders.size() == 1; }));
+  const std::uint64_t killed_token = backend->status("/table/killed").holders[0].token;
+  holder.signal(SIGKILL);
+  holder.wait();
+  const auto killed_at = std::chrono::steady_clock::now();
+  Mutex next(backend, "/table/killed");
+  EXPECT_FALSE(next.try_lock_for(500ms)) << "the row of a killed holder is its until it expires";
+  ASSERT_TRUE(next.try_lock_for(5s));
+  EXPECT_GT(next.token(), killed_token);
+  // Renewed every ttl/3, the row had at most the whole ttl left when the holder died.
+  EXPECT_LE(std::chrono::steady_clock::now() - killed_at, 2s + 500ms);
+}
+
+TYPED_TEST(TableModeTest, AnExpiredRowIsTakenOverTheOldHolderLosesAndCannotFreeIt) {
+  auto old_backend = this->open("1s");
+  Mutex old_holder(old_backend, "/table/over");
+  old_holder.lock();
+  const std::uint64_t old_token = old_holder.token();
+  // The holder stalls past its expiry, as a paused process would: its row expires on the server.
+  this->server_.sql("UPDATE dlock_table_locks SET expires_at = " + TypeParam::server_time_plus(-1));
+  auto new_backend = this->open();
+  Mutex new_holder(new_backend, "/table/over");
+  ASSERT_TRUE(new_holder.try_lock_for(2s));
+  EXPECT_GT(new_holder.token(), old_token);
+  // Its next renewal finds the row another's.
+  EXPECT_TRUE(eventually([&] { return old_holder.lost().stop_requested(); }, 2s));
+  old_holder.unlock();  // deletes its own row only: none
+  std::this_thread::sleep_for(200ms);
+  const LockStatus status = new_backend->status("/table/over");
+  ASSERT_EQ(status.holders.size(), 1u);
+  EXPECT_EQ(status.holders[0].token, new_holder.token());
+}
+
+TYPED_TEST(TableModeTest, BadModeAndTtlValuesAreInvalidArguments) {
+  for (const std::string query : {"mode=tabel", "mode=", "mode=rows", "mode=table&ttl=10ms"}) {
+    SCOPED_TRACE(query);
+    try {
+      dlock::open(this->server_.url(query));
+      ADD_FAILURE() << "opened";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument) << e.what();
+    }
+  }
+}
+
+TYPED_TEST(TableModeTest, ReadersAreRefusedWritersExclude) {
+  auto backend = this->open();
+  SharedMutex shared(backend, "/table/rw");
+  try {
+    shared.lock_shared();
+    ADD_FAILURE() << "a reader got in";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::not_supported) << e.what();
+  }
+  shared.lock();
+  Mutex other(this->open(), "/table/rw");
+  EXPECT_FALSE(other.try_lock_for(200ms));
+}
+
+TYPED_TEST(TableModeTest, StatusAndListNameHoldersAndWaiters) {
+  expect_status_names_holder_and_waiter([this] { return this->open(); }, "/table/seen");
+}
+
+// lost() comes from the lease clock, with no answer from the server: a frozen server (SIGSTOP)
+// renews nothing, and the holder gives the lock up within the ttl of its last renewal.
+TEST(TableModeOnMariadb, AFrozenServerRaisesLostWithinTheTtl) {
+  OnMysql server;
+  auto backend = dlock::open(server.url("mode=table&ttl=1s"));
+  Mutex holder(backend, "/table/frozen");
+  holder.lock();
+  MysqlServer::shared().pause();
+  const auto frozen_at = std::chrono::steady_clock::now();
+  const bool lost = eventually([&] { return holder.lost().stop_requested(); }, 3s);
+  const auto lost_after = std::chrono::steady_clock::now() - frozen_at;
+  MysqlServer::shared().resume();
+  EXPECT_TRUE(lost);
+  EXPECT_LT(lost_after, 1s) << "renewed every ttl/3, the lease ends within the ttl";
+}
+
+}  // namespace
+}  // namespace dlock::test

@@ -1,0 +1,240 @@
+// The ordered-queue lock (engine/acquisition.h) over an in-memory store (fake_queue_store.h):
+// queue order, whom each waiter watches, recovery after a lost enqueue reply, session loss.
+// The same engine runs against a real ZooKeeper in the integration tests.
+#include "engine/acquisition.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <dlock/error.h>
+
+#include "core/executor.h"
+#include "fake_queue_store.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using dlock::Clock;
+using dlock::detail::Outcome;
+using dlock::engine::Acquisition;
+using dlock::engine::Role;
+using dlock::engine::testing::FakeQueue;
+using dlock::engine::testing::FakeStore;
+
+class AcquisitionTest : public ::testing::Test {
+ protected:
+  struct Contender {
+    std::shared_ptr<Acquisition> attempt;
+    std::shared_ptr<std::optional<Outcome>> outcome = std::make_shared<std::optional<Outcome>>();
+
+    bool holds() const { return outcome->has_value() && (*outcome)->holding != nullptr; }
+    std::string entry() const { return (*outcome)->holding->node(); }  // FakeStore: the name
+    void release() { (*outcome)->holding->release(); }
+  };
+
+  // Starts a contender; `deadline` in the past tries once.
+  Contender contend(Role role, std::uint32_t permits = 1,
+                    Clock::time_point deadline = Clock::time_point::max()) {
+    Contender contender;
+    contender.attempt = Acquisition::start(
+        {.store = std::make_shared<FakeStore>(queue_, executor_, role),
+         .role = role,
+         .permits = permits,
+         .connect_timeout = 1s,
+         .connect_failure = "no server"},
+        deadline, {}, [outcome = contender.outcome](Outcome o) { *outcome = std::move(o); });
+    attempts_.push_back(contender.attempt);
+    return contender;
+  }
+
+  // The entry of the `i`th contender to enqueue (FakeStore names them "t<i>-<sequence>").
+  std::string entry(std::size_t i) const { return queue_->entries.at(i).name; }
+
+  // Attempts still waiting end as a handle's abandon() would end them; then the queue drops
+  // what it still owes.
+  void TearDown() override {
+    for (const auto& attempt : attempts_) {
+      if (auto alive = attempt.lock()) alive->fail(dlock::errc::cancelled);
+    }
+    queue_->close();
+  }
+
+  std::shared_ptr<FakeQueue> queue_ = std::make_shared<FakeQueue>();
+  dlock::detail::Executor executor_;
+  std::vector<std::weak_ptr<Acquisition>> attempts_;
+};
+
+TEST_F(AcquisitionTest, FirstComerHoldsInOneRoundTrip) {
+  auto a = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  EXPECT_EQ(queue_->enqueues, 1);
+  EXPECT_EQ(queue_->lists, 1);  // the listing sent with the enqueue
+  EXPECT_EQ(a.entry(), entry(0));
+}
+
+// Each waiter watches the one before it (no herd), and takes the lock when it leaves without
+// listing the queue again.
+TEST_F(AcquisitionTest, QueueOrderOneWatcherEach) {
+  auto a = contend(Role::exclusive);
+  auto b = contend(Role::exclusive);
+  auto c = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  EXPECT_FALSE(b.outcome->has_value());
+  EXPECT_FALSE(c.outcome->has_value());
+  // b watches a's entry, c watches b's; b, next in line, also watches its own entry (should
+  // someone remove it, b must not take the lock when a leaves).
+  EXPECT_EQ(queue_->watchers_of(entry(0)), 1u);
+  EXPECT_EQ(queue_->watchers_of(entry(1)), 2u);
+  EXPECT_EQ(queue_->watchers_of(entry(2)), 0u);
+  const int lists = queue_->lists;
+  a.release();
+  queue_->deliver();
+  ASSERT_TRUE(b.holds());
+  EXPECT_FALSE(c.outcome->has_value());
+  EXPECT_EQ(queue_->lists, lists);  // handed off without a round trip
+  b.release();
+  queue_->deliver();
+  EXPECT_TRUE(c.holds());
+}
+
+// A reader waits for the last writer ahead of it only; readers together hold at once.
+TEST_F(AcquisitionTest, ReaderWaitsOnlyForTheLastWriterAhead) {
+  auto w1 = contend(Role::writer);
+  auto r1 = contend(Role::reader);
+  auto w2 = contend(Role::writer);
+  auto r2 = contend(Role::reader);
+  queue_->deliver();
+  ASSERT_TRUE(w1.holds());
+  EXPECT_FALSE(r1.outcome->has_value());
+  EXPECT_FALSE(r2.outcome->has_value());
+  EXPECT_EQ(queue_->watchers_of(entry(0)), 1u);  // r1
+  EXPECT_EQ(queue_->watchers_of(entry(1)), 1u);  // w2
+  EXPECT_EQ(queue_->watchers_of(entry(2)), 1u);  // r2, not w1
+  w1.release();
+  queue_->deliver();
+  ASSERT_TRUE(r1.holds());
+  EXPECT_FALSE(w2.outcome->has_value());
+  r1.release();
+  queue_->deliver();
+  ASSERT_TRUE(w2.holds());
+  EXPECT_FALSE(r2.outcome->has_value());
+  w2.release();
+  queue_->deliver();
+  EXPECT_TRUE(r2.holds());
+}
+
+TEST_F(AcquisitionTest, ReadersShare) {
+  auto r1 = contend(Role::reader);
+  auto r2 = contend(Role::reader);
+  queue_->deliver();
+  EXPECT_TRUE(r1.holds());
+  EXPECT_TRUE(r2.holds());
+}
+
+// With N permits the first N hold; a waiter watches the entry N places ahead.
+TEST_F(AcquisitionTest, SemaphoreWithNPermits) {
+  std::vector<Contender> contenders;
+  for (int i = 0; i < 5; ++i) contenders.push_back(contend(Role::semaphore, 3));
+  queue_->deliver();
+  EXPECT_TRUE(contenders[0].holds());
+  EXPECT_TRUE(contenders[1].holds());
+  EXPECT_TRUE(contenders[2].holds());
+  EXPECT_FALSE(contenders[3].outcome->has_value());
+  EXPECT_FALSE(contenders[4].outcome->has_value());
+  EXPECT_EQ(queue_->watchers_of(entry(0)), 1u);  // the fourth
+  EXPECT_EQ(queue_->watchers_of(entry(1)), 1u);  // the fifth
+  EXPECT_EQ(queue_->watchers_of(entry(2)), 0u);
+  // The fourth is handed the permit without listing when the entry it watches leaves.
+  const int lists = queue_->lists;
+  contenders[0].release();
+  queue_->deliver();
+  EXPECT_TRUE(contenders[3].holds());
+  EXPECT_FALSE(contenders[4].outcome->has_value());
+  EXPECT_EQ(queue_->lists, lists);
+  // The fifth saw four below it: woken, it lists once and finds itself among the first three.
+  contenders[1].release();
+  queue_->deliver();
+  EXPECT_TRUE(contenders[4].holds());
+  EXPECT_EQ(queue_->lists, lists + 1);
+}
+
+// A try-lock on a busy queue looks once and enqueues nothing.
+TEST_F(AcquisitionTest, TryOnceOnABusyQueueEnqueuesNothing) {
+  auto a = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  auto b = contend(Role::exclusive, 1, Clock::now() - 1s);
+  queue_->deliver();
+  ASSERT_TRUE(b.outcome->has_value());
+  EXPECT_EQ((*b.outcome)->error, dlock::errc::timed_out);
+  EXPECT_EQ(queue_->enqueues, 1);
+  EXPECT_EQ(queue_->entries.size(), 1u);
+}
+
+// The enqueue was applied but its reply lost: the entry is found by its tag and adopted, not
+// made twice.
+TEST_F(AcquisitionTest, LostEnqueueReplyEntryFound) {
+  queue_->lose_next_reply = true;
+  auto a = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  EXPECT_EQ(queue_->finds, 1);
+  EXPECT_EQ(queue_->enqueues, 1);
+  EXPECT_EQ(queue_->entries.size(), 1u);
+  EXPECT_EQ(a.entry(), entry(0));
+  EXPECT_EQ(queue_->log.back(), "found our node /q/" + entry(0) + " after all");
+}
+
+// The enqueue never reached the store: it is made again, with a fresh tag.
+TEST_F(AcquisitionTest, LostEnqueueReplyEntryNotFound) {
+  queue_->drop_next_enqueue = true;
+  auto a = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  EXPECT_EQ(queue_->finds, 1);
+  EXPECT_EQ(queue_->enqueues, 2);
+  EXPECT_EQ(queue_->entries.size(), 1u);
+  EXPECT_TRUE(entry(0).starts_with("t1-"));
+}
+
+TEST_F(AcquisitionTest, SessionLostWhileWaiting) {
+  auto a = contend(Role::exclusive);
+  auto b = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  queue_->lose_session();
+  ASSERT_TRUE(b.outcome->has_value());
+  EXPECT_EQ((*b.outcome)->error, dlock::errc::session_expired);
+}
+
+TEST_F(AcquisitionTest, SessionLostWhileHolding) {
+  auto a = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  const std::stop_token lost = (*a.outcome)->holding->lost();
+  queue_->lose_session();
+  // lost() is raised on the executor.
+  for (int i = 0; i < 200 && !lost.stop_requested(); ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(lost.stop_requested());
+}
+
+// Cancelled while waiting: fails, and its entry leaves the queue.
+TEST_F(AcquisitionTest, FailedWaiterRemovesItsEntry) {
+  auto a = contend(Role::exclusive);
+  auto b = contend(Role::exclusive);
+  queue_->deliver();
+  b.attempt->fail(dlock::errc::cancelled);
+  ASSERT_TRUE(b.outcome->has_value());
+  EXPECT_EQ((*b.outcome)->error, dlock::errc::cancelled);
+  EXPECT_EQ(queue_->entries.size(), 1u);
+}
+
+}  // namespace

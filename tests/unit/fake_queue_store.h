@@ -1,0 +1,239 @@
+// An in-memory engine::QueueStore for the engine's unit tests: one queue, one session, and
+// replies held back until the test delivers them (FakeQueue::deliver), in the order the
+// requests were made, as a ZooKeeper session answers them.
+#ifndef DLOCK_TESTS_UNIT_FAKE_QUEUE_STORE_H_
+#define DLOCK_TESTS_UNIT_FAKE_QUEUE_STORE_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <dlock/error.h>
+
+#include "core/executor.h"
+#include "engine/queue_store.h"
+
+namespace dlock::engine::testing {
+
+// The server side: the queue's entries and what is owed to whom.
+struct FakeQueue {
+  std::vector<Entry> entries;  // in sequence order
+  std::map<std::string, std::uint64_t> tokens;
+  std::deque<std::function<void()>> replies;
+  std::map<std::string, std::vector<std::function<void()>>> watchers;  // by entry: on removal
+  std::map<QueueStore::ObserverId, std::function<void(Failure)>> observers;
+  QueueStore::ObserverId next_observer = 1;
+  int next_sequence = 0;
+  int next_tag = 0;
+  // Counters of requests, for herd and round-trip checks.
+  int lists = 0;
+  int enqueues = 0;
+  int finds = 0;
+  // The next enqueue is applied but its reply (and its listing's) is lost; or not applied.
+  bool lose_next_reply = false;
+  bool drop_next_enqueue = false;
+  std::vector<std::string> log;
+
+  // Delivers every reply owed, and those they cause.
+  void deliver() {
+    while (!replies.empty()) {
+      auto reply = std::move(replies.front());
+      replies.pop_front();
+      reply();
+    }
+  }
+  bool has(const std::string& name) const {
+    for (const Entry& entry : entries) {
+      if (entry.name == name) return true;
+    }
+    return false;
+  }
+  void remove(const std::string& name) {
+    std::erase_if(entries, [&](const Entry& entry) { return entry.name == name; });
+    auto found = watchers.find(name);
+    if (found == watchers.end()) return;
+    for (auto& gone : found->second) replies.push_back(std::move(gone));
+    watchers.erase(found);
+  }
+  std::size_t watchers_of(const std::string& name) const {
+    auto found = watchers.find(name);
+    return found == watchers.end() ? 0 : found->second.size();
+  }
+  // The session expires: its (ephemeral) entries go, without notifying this session.
+  void lose_session() {
+    auto lost = std::exchange(observers, {});
+    entries.clear();
+    watchers.clear();
+    replies.clear();
+    for (auto& [id, fn] : lost) fn(failure(errc::session_expired));
+  }
+  // The session closes: what it owes goes, and with it the attempts those callbacks keep
+  // alive (an attempt owns its store, which owns this queue: a cycle until then).
+  void close() {
+    watchers.clear();
+    replies.clear();
+    observers.clear();
+  }
+  Listing listing() const { return {.entries = entries, .strangers = {}}; }
+};
+
+class FakeEntryWatch : public EntryWatch {
+ public:
+  FakeEntryWatch(std::shared_ptr<FakeQueue> queue, std::string name)
+      : queue_(std::move(queue)), name_(std::move(name)) {}
+  void on_gone(std::function<void()> action) override { *action_ = std::move(action); }
+  void start() override {
+    auto fire = [action = action_, stopped = stopped_] {
+      if (!*stopped && *action) (*action)();
+    };
+    if (queue_->has(name_)) {
+      queue_->watchers[name_].push_back(fire);
+    } else {
+      queue_->replies.push_back(fire);
+    }
+  }
+  void stop(std::function<void()> then) override {
+    *stopped_ = true;
+    *action_ = nullptr;  // as NodeWatch: a stopped watch keeps no attempt alive
+    if (then) then();
+  }
+
+ private:
+  const std::shared_ptr<FakeQueue> queue_;
+  const std::string name_;
+  std::shared_ptr<std::function<void()>> action_ = std::make_shared<std::function<void()>>();
+  std::shared_ptr<bool> stopped_ = std::make_shared<bool>(false);
+};
+
+class FakeHolding : public EntryHolding {
+ public:
+  FakeHolding(std::shared_ptr<FakeQueue> queue, detail::Executor& executor, std::string name,
+              std::uint64_t token, std::shared_ptr<EntryWatch> own_watch)
+      : EntryHolding(std::move(name), token),
+        queue_(std::move(queue)),
+        executor_(executor),
+        own_watch_(std::move(own_watch)) {}
+  void watch() override {
+    // Replaces the waiting attempt's action, as ZkHolding does, which ends the cycle attempt ->
+    // own watch -> action -> attempt; this fake does not report its entry's removal.
+    if (own_watch_) own_watch_->on_gone([] {});
+    observer_ = queue_->next_observer++;
+    queue_->observers[observer_] = [this](Failure) { mark_lost(executor_); };
+  }
+
+ protected:
+  void do_release() noexcept override {
+    queue_->observers.erase(observer_);
+    if (own_watch_) own_watch_->stop();
+    queue_->remove(node());
+  }
+
+ private:
+  const std::shared_ptr<FakeQueue> queue_;
+  detail::Executor& executor_;
+  std::shared_ptr<EntryWatch> own_watch_;
+  QueueStore::ObserverId observer_ = 0;
+};
+
+// One contender's view: its role names what it enqueues.
+class FakeStore : public QueueStore {
+ public:
+  FakeStore(std::shared_ptr<FakeQueue> queue, detail::Executor& executor, Role role)
+      : queue_(std::move(queue)), executor_(executor), role_(role) {}
+
+  std::string name() const override { return "/q"; }
+  std::string entry_path(const std::string& entry) const override { return "/q/" + entry; }
+  detail::Executor& executor() const override { return executor_; }
+  void report(Severity, std::string text) const override { queue_->log.push_back(text); }
+  bool connected() const override { return true; }
+  void when_connected(Done fn) override { fn(std::nullopt); }
+  ObserverId on_session_lost(std::function<void(Failure)> fn) override {
+    const ObserverId id = queue_->next_observer++;
+    queue_->observers[id] = std::move(fn);
+    return id;
+  }
+  void forget(ObserverId id) override { queue_->observers.erase(id); }
+  std::string new_tag() const override { return "t" + std::to_string(queue_->next_tag++) + "-"; }
+
+  void list(Listed done) override {
+    ++queue_->lists;
+    queue_->replies.push_back([q = queue_, done] { done(std::nullopt, q->listing()); });
+  }
+  void enqueue(const std::string& tag,
+               std::function<void(std::optional<Failure>, Enqueued)> enqueued,
+               Listed listed) override {
+    ++queue_->enqueues;
+    const bool lost = std::exchange(queue_->lose_next_reply, false);
+    const bool dropped = std::exchange(queue_->drop_next_enqueue, false);
+    const Failure disconnected{.trouble = Trouble::connection,
+                               .error = make_error_code(errc::backend_failure),
+                               .cause = make_error_code(errc::backend_failure),
+                               .context = {}};
+    if (lost || dropped) {
+      if (lost) add(tag);
+      queue_->replies.push_back([=] { enqueued(disconnected, {}); });
+      queue_->replies.push_back([=] { listed(disconnected, {}); });
+      return;
+    }
+    const Enqueued ours = add(tag);
+    queue_->replies.push_back([=] { enqueued(std::nullopt, ours); });
+    list(std::move(listed));
+  }
+  void create_queue(Done done) override { done(std::nullopt); }
+  void find(const std::string& tag, std::function<void(Search)> done) override {
+    ++queue_->finds;
+    Search search(Search::Result::not_listed);
+    for (const Entry& entry : queue_->entries) {
+      if (!entry.name.starts_with(tag)) continue;
+      search = Search(Search::Result::found);
+      search.entry = {
+          .name = entry.name, .sequence = entry.sequence, .token = queue_->tokens[entry.name]};
+      search.listing = queue_->listing();
+    }
+    queue_->replies.push_back([=] { done(search); });
+  }
+  void check_permits(std::function<void(PermitsCheck)> done) override {
+    queue_->replies.push_back([=] { done(PermitsCheck(PermitsCheck::Result::agreed)); });
+  }
+  void watch(const std::string& entry, std::function<void(WatchNews, Failure)> news) override {
+    auto gone = [news] { news(WatchNews::gone, Failure{}); };
+    if (queue_->has(entry)) {
+      queue_->watchers[entry].push_back(gone);
+    } else {
+      queue_->replies.push_back(gone);
+    }
+  }
+  std::shared_ptr<EntryWatch> watch_own(const std::string& entry) override {
+    return std::make_shared<FakeEntryWatch>(queue_, entry);
+  }
+  void remove(const std::string& entry) override { queue_->remove(entry); }
+  std::shared_ptr<EntryHolding> hold(const std::string& entry, std::uint64_t token,
+                                     std::shared_ptr<EntryWatch> own_watch) override {
+    return std::make_shared<FakeHolding>(queue_, executor_, entry, token, std::move(own_watch));
+  }
+
+ private:
+  Enqueued add(const std::string& tag) {
+    char sequence[11];
+    std::snprintf(sequence, sizeof sequence, "%010d", queue_->next_sequence++);
+    const std::string name = tag + sequence;
+    queue_->entries.push_back(
+        {.name = name, .role = role_, .order = sequence, .sequence = sequence});
+    const auto token = static_cast<std::uint64_t>(100 + queue_->next_sequence);
+    queue_->tokens[name] = token;
+    return {.name = name, .sequence = sequence, .token = token};
+  }
+
+  const std::shared_ptr<FakeQueue> queue_;
+  detail::Executor& executor_;
+  const Role role_;
+};
+
+}  // namespace dlock::engine::testing
+
+#endif  // DLOCK_TESTS_UNIT_FAKE_QUEUE_STORE_H_
