@@ -4,10 +4,14 @@
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
+#include <atomic>
+#include <cstdlib>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace dlock::detail {
 
@@ -25,6 +29,8 @@ struct Executor::Loop {
   std::map<TimerId, Clock::time_point> due;
   TimerId next_id = 1;
   bool stopping = false;
+  std::atomic<bool> ended{false};        // set by the thread once run() has returned
+  std::atomic<std::uint64_t> posted{0};  // tasks ever posted, for settle()
 
   // On the loop's thread: posts the due tasks and sets the wake-up for the next one.
   void fire(const std::shared_ptr<Loop>& self) {
@@ -47,8 +53,79 @@ struct Executor::Loop {
   }
 };
 
+// Threads whose executor was destroyed by one of its own tasks, so that nobody could join them
+// there. A thread still running when the process exits races the exit's cleanup: atexit
+// handlers (OpenSSL's frees its per-thread state, which the thread then frees again as it
+// ends) and static destructors. So such threads are joined at exit, by a handler registered
+// after the libraries the executor's backend initialised (they register theirs while it
+// connects), hence run before theirs; and those that have ended meanwhile are joined at the
+// next hand-over, so a long-running process does not pile them up.
+class Executor::Reaper {
+ public:
+  static Reaper& instance() {
+    static Reaper* reaper = new Reaper;  // never destroyed: it is used until exit's very end
+    return *reaper;
+  }
+
+  // An executor was created: its backend may initialise a library with an exit handler, so
+  // the next hand-over registers the at-exit join again, to run before that handler. Libraries
+  // initialise early in a process's life, so a bounded number of registrations serves a
+  // process that opens backends by the million.
+  void executor_created() noexcept { register_again_.store(registrations_.load() < 32); }
+
+  void hand_over(std::thread thread, std::shared_ptr<Loop> loop) {
+    std::vector<Orphan> ended;
+    {
+      std::lock_guard lock(mu_);
+      std::erase_if(orphans_, [&](Orphan& orphan) {
+        if (!orphan.loop->ended.load()) return false;
+        ended.push_back(std::move(orphan));
+        return true;
+      });
+      orphans_.push_back({std::move(thread), std::move(loop)});
+    }
+    for (Orphan& orphan : ended) orphan.thread.join();
+    if (register_again_.exchange(false) && std::atexit(&Reaper::join_at_exit) == 0) {
+      registrations_.fetch_add(1);
+    }
+  }
+
+ private:
+  struct Orphan {
+    std::thread thread;
+    std::shared_ptr<Loop> loop;
+  };
+
+  // Tasks still queued do not run: the process is ending.
+  static void join_at_exit() {
+    Reaper& reaper = instance();
+    for (;;) {
+      std::vector<Orphan> orphans;
+      {
+        std::lock_guard lock(reaper.mu_);
+        orphans.swap(reaper.orphans_);
+      }
+      if (orphans.empty()) return;
+      for (Orphan& orphan : orphans) {
+        orphan.loop->io.stop();
+        orphan.thread.join();
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::vector<Orphan> orphans_;
+  std::atomic<bool> register_again_{false};
+  std::atomic<int> registrations_{0};
+};
+
 Executor::Executor() : loop_(std::make_shared<Loop>()) {
-  thread_ = std::thread([loop = loop_] { loop->io.run(); });
+  Reaper::instance().executor_created();
+  thread_ = std::thread([loop = loop_] {
+    loop->io.run();
+    loop->ended.store(true);
+  });
+  thread_id_ = thread_.get_id();
 }
 
 Executor::~Executor() {
@@ -66,13 +143,28 @@ Executor::~Executor() {
     loop->work.reset();
   });
   if (in_executor_thread()) {
-    thread_.detach();
+    Reaper::instance().hand_over(std::move(thread_), loop_);
   } else {
     thread_.join();
   }
 }
 
-void Executor::post(Task task) { asio::post(loop_->io, std::move(task)); }
+void Executor::post(Task task) {
+  loop_->posted.fetch_add(1);
+  asio::post(loop_->io, std::move(task));
+}
+
+void Executor::settle(Clock::time_point deadline) {
+  if (in_executor_thread()) return;
+  for (;;) {
+    const std::uint64_t before = loop_->posted.load();
+    auto ran = std::make_shared<std::promise<void>>();
+    std::future<void> barrier = ran->get_future();
+    post([ran] { ran->set_value(); });
+    if (barrier.wait_until(deadline) != std::future_status::ready) return;
+    if (loop_->posted.load() == before + 1) return;  // nothing but the barrier was posted
+  }
+}
 
 Executor::TimerId Executor::post_at(Clock::time_point when, Task task) {
   TimerId id;
@@ -100,7 +192,7 @@ bool Executor::cancel(TimerId id) {
 }
 
 bool Executor::in_executor_thread() const noexcept {
-  return std::this_thread::get_id() == thread_.get_id();
+  return std::this_thread::get_id() == thread_id_;
 }
 
 asio::io_context& Executor::io_context() noexcept { return loop_->io; }

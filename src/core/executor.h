@@ -26,7 +26,8 @@ class Executor {
 
   Executor();
   // Runs the tasks already posted, drops pending timers, then joins the thread. Destroying
-  // the executor from one of its own tasks is allowed: the thread then finishes on its own.
+  // the executor from one of its own tasks is allowed: the thread then finishes on its own
+  // and is joined later, at the latest when the process exits (before other exit handlers).
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -37,6 +38,12 @@ class Executor {
   // Returns true if the timer had not run yet and now never will.
   bool cancel(TimerId id);
 
+  // Waits until the tasks posted so far, and the tasks they post in turn, have run, or until
+  // `deadline`. For a backend's destructor: the tasks its closing leaves behind may hold the
+  // last references to its parts, and the process may exit as soon as the destructor
+  // returns, so they must have run by then. Returns at once on the executor's own thread.
+  void settle(Clock::time_point deadline);
+
   bool in_executor_thread() const noexcept;
 
   // The loop, for backends' asio I/O objects. Their handlers run on the executor's thread.
@@ -44,9 +51,11 @@ class Executor {
 
  private:
   struct Loop;  // shared with the thread, so it outlives an executor destroyed by a task
+  class Reaper;
 
   std::shared_ptr<Loop> loop_;
   std::thread thread_;
+  std::thread::id thread_id_;  // thread_ is moved out when a task destroys the executor
 };
 
 }  // namespace dlock::detail

@@ -1,10 +1,14 @@
 // The library's callback thread (executor.h): order, timers, cancellation and shutdown.
-// Synchronised with futures only; no test sleeps or measures elapsed time.
+// Synchronised with futures; no test measures elapsed time, and one sleeps only to make a
+// thread's last task slow.
 #include "core/executor.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <functional>
 #include <future>
 #include <memory>
 #include <thread>
@@ -210,6 +214,49 @@ TEST(Executor, DestructorDropsFarTimersWithoutRunningThem) {
   }  // returns without waiting the hour
   EXPECT_FALSE(ran);
   EXPECT_TRUE(watch.expired());
+}
+
+// A chain of tasks, each posting the next one as it runs: settle() returns only once the
+// last has run.
+TEST(Executor, SettleWaitsForTasksThatTasksPost) {
+  Executor executor;
+  int ran = 0;
+  std::function<void()> step = [&] {
+    if (++ran < 50) executor.post(step);
+  };
+  Gate gate(executor);  // so that settle() starts while the whole chain is still to run
+  executor.post(step);
+  gate.open();
+  executor.settle(Clock::now() + kFarFuture);
+  EXPECT_EQ(ran, 50);
+}
+
+std::atomic<bool> last_task_finished{false};
+
+void exit_with_whether_the_last_task_finished() { std::_Exit(last_task_finished ? 0 : 3); }
+
+// A task that destroys its own executor cannot join its thread. The thread must still not run
+// while the process exits: exit handlers registered while the executor lived (OpenSSL's, when
+// a backend connects with TLS) free what the thread may still use as it ends. So it is joined
+// at exit, before those handlers.
+TEST(ExecutorDeathTest, DestroyedByItsOwnTaskItIsJoinedBeforeLaterExitHandlers) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto executor = std::make_shared<Executor>();
+        std::atexit(&exit_with_whether_the_last_task_finished);
+        std::promise<void> destroyed;
+        Executor& loop = *executor;
+        loop.post([owned = std::move(executor), &destroyed]() mutable {
+          owned.reset();
+          destroyed.set_value();
+          std::this_thread::sleep_for(200ms);
+          last_task_finished = true;
+        });
+        destroyed.get_future().wait();
+        std::exit(0);
+      },
+      testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

@@ -118,7 +118,7 @@ std::shared_ptr<Backend> Backend::open(Options options) {
 
 Backend::Backend(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Backend::~Backend() = default;
+Backend::~Backend() { impl_->executor_->settle(Clock::now() + std::chrono::seconds(1)); }
 
 const std::string& Backend::directory() const noexcept { return impl_->root_; }
 

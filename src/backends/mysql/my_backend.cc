@@ -106,7 +106,10 @@ std::shared_ptr<Backend> Backend::open(Options options) {
 
 Backend::Backend(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Backend::~Backend() { close(); }
+Backend::~Backend() {
+  close();
+  impl_->executor->settle(Clock::now() + std::chrono::seconds(1));
+}
 
 void Backend::close() {
   if (impl_->executor->in_executor_thread()) return impl_->close();

@@ -106,12 +106,17 @@ std::shared_ptr<Backend> Backend::open(Options options) {
 
 Backend::Backend(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Backend::~Backend() { close(); }
+Backend::~Backend() {
+  close();
+  impl_->executor->settle(Clock::now() + std::chrono::seconds(1));
+}
 
 void Backend::close() {
   if (impl_->executor->in_executor_thread()) return impl_->close();  // the last user was a task
   std::promise<void> closed;
-  impl_->executor->post([impl = impl_, &closed] {
+  // Not a strong reference: the task would then destroy the last one on the executor's
+  // thread, and the executor with it, after this call returned.
+  impl_->executor->post([impl = impl_.get(), &closed] {
     impl->close();
     closed.set_value();
   });

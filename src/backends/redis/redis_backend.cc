@@ -31,7 +31,11 @@ std::vector<QueueEntry> entries_of(const Reply& list) {
 
 }  // namespace
 
-RedisBackend::~RedisBackend() { client_->drain(Clock::now() + std::chrono::seconds(1)); }
+RedisBackend::~RedisBackend() {
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(1);
+  client_->drain(deadline);
+  client_->executor()->settle(deadline);
+}
 
 LockStatus RedisBackend::status(std::string_view path, Clock::time_point deadline) {
   check_lock_path(path);

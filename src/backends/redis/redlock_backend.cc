@@ -25,7 +25,9 @@ std::chrono::milliseconds until(Clock::time_point deadline) {
 
 RedlockBackend::~RedlockBackend() {
   if (!masters_->executor()->in_executor_thread()) {
-    masters_->background().drain(Clock::now() + std::chrono::seconds(1));
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(1);
+    masters_->background().drain(deadline);
+    masters_->executor()->settle(deadline);
   }
 }
 

@@ -391,7 +391,10 @@ std::shared_ptr<Session> Session::connect(Options options, std::stop_token stop)
 
 Session::Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Session::~Session() { impl_->close(make_error_code(errc::session_closed)); }
+Session::~Session() {
+  impl_->close(make_error_code(errc::session_closed));
+  impl_->executor_->settle(Clock::now() + std::chrono::seconds(1));
+}
 
 SessionState Session::state() const noexcept {
   std::lock_guard lock(impl_->mu_);
