@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <array>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -34,6 +37,9 @@ struct Offers {
   static constexpr bool kHasSemaphores = true;
   // status shows the waiters and each holder's fencing token; Redlock has neither.
   static constexpr bool kShowsWaitersAndTokens = true;
+  // A holder whose process is paused loses the lock once its lease or session runs out; on
+  // files, PostgreSQL and MySQL it holds as long as its process and connection live.
+  static constexpr bool kLeaseEndsWhileHolderPaused = false;
 };
 
 struct FileCli : Offers {
@@ -44,6 +50,7 @@ struct FileCli : Offers {
 
 struct ZkCli : Offers {
   static constexpr const char* kName = "ZooKeeper";
+  static constexpr bool kLeaseEndsWhileHolderPaused = true;
   ZkCli() : chroot(unique_chroot()) { ensure_path(ZkServer::shared().connect_string(), chroot); }
   // A short session, so that a holder killed with SIGKILL lets the next one in quickly.
   std::string url() const {
@@ -56,6 +63,7 @@ struct ZkCli : Offers {
 // lets the next one in quickly.
 struct RedisCli : Offers {
   static constexpr const char* kName = "Redis";
+  static constexpr bool kLeaseEndsWhileHolderPaused = true;
   std::string url() const {
     return RedisServer::shared().url() + "/" + std::to_string(db) + "?ttl=2s";
   }
@@ -69,6 +77,7 @@ struct RedlockCli : Offers {
   static constexpr bool kSharesReaders = false;
   static constexpr bool kHasSemaphores = false;
   static constexpr bool kShowsWaitersAndTokens = false;
+  static constexpr bool kLeaseEndsWhileHolderPaused = true;
   std::string url() const { return redlock_url(db, "ttl=2s"); }
   // Connections of dlock processes to the first master on this test's database: with no queue
   // to look at, what shows that a waiter has reached the servers.
@@ -284,6 +293,63 @@ TYPED_TEST(CliBackendsTest, SharedAndMax) {
   // A wait long enough for a process started under a sanitizer's slowdown on a busy machine:
   // the deadline counts from dlock's start, connecting included.
   EXPECT_EQ(0, run(this->dlock({"run", "-w", "20s", "--max", "2", "/pool", "--", "true"})).status);
+}
+
+// A fenced counter as a resource would keep one: a write is accepted only with a token at least
+// the highest seen. Each write appends "ok TOKEN" or "stale TOKEN" to the log.
+std::string make_fence(const TempDir& dir) {
+  const std::string script = dir.file("fence.sh");
+  std::ofstream(script) << "exec 9>>'" << dir.file("fence.lock") << "'; flock 9\n"
+                        << "max=$(cat '" << dir.file("fence.max") << "' 2>/dev/null || echo 0)\n"
+                        << "if [ \"$DLOCK_TOKEN\" -ge \"$max\" ]; then\n"
+                        << "  echo \"$DLOCK_TOKEN\" > '" << dir.file("fence.max") << "'\n"
+                        << "  echo \"ok $DLOCK_TOKEN\" >> '" << dir.file("fence.log") << "'\n"
+                        << "else\n"
+                        << "  echo \"stale $DLOCK_TOKEN\" >> '" << dir.file("fence.log") << "'\n"
+                        << "fi\n";
+  return script;
+}
+
+// The whole holder paused (SIGSTOP to dlock and its command, as a VM freeze or a swap storm
+// would) past its lease: where a lease or session ends, the lock passes with a larger token,
+// and the holder, resumed, learns it lost (status 75) while its late writes are refused by the
+// fence; elsewhere the lock stays with the paused holder.
+TYPED_TEST(CliBackendsTest, APausedHolderIsFencedOffAndLearnsItLost) {
+  const std::string fence = make_fence(this->files_);
+  const std::string log = this->files_.file("fence.log");
+  Process holder(this->dlock(
+      {"run", "/paused", "--", "sh", "-c", "while :; do sh '" + fence + "'; sleep 0.05; done"}));
+  ASSERT_TRUE(eventually([&] { return file_exists(log); })) << "the holder never wrote";
+  holder.signal_group(SIGSTOP);
+  if constexpr (!TypeParam::kLeaseEndsWhileHolderPaused) {
+    std::this_thread::sleep_for(2500ms);  // longer than the other backends' leases
+    EXPECT_EQ(1, run(this->dlock({"run", "-n", "/paused", "--", "true"})).status);
+    holder.signal_group(SIGCONT);
+    holder.signal(SIGTERM);
+    EXPECT_EQ(128 + SIGTERM, holder.wait(20s).status);
+    return;
+  }
+  const Finished next = run(this->dlock({"run", "-w", "20s", "/paused", "--", "sh", fence}));
+  EXPECT_EQ(0, next.status) << next.err;
+  holder.signal_group(SIGCONT);
+  const Finished resumed = holder.wait(20s);
+  EXPECT_EQ(75, resumed.status) << resumed.err;
+  if constexpr (TypeParam::kShowsWaitersAndTokens) {
+    std::istringstream lines(read_file(log));
+    std::string verdict;
+    unsigned long long token = 0, first = 0, highest = 0;
+    bool overtaken = false;
+    while (lines >> verdict >> token) {
+      if (first == 0) first = token;
+      if (token > first) overtaken = true;
+      if (verdict == "ok") {
+        EXPECT_FALSE(overtaken && token == first) << "a stale write was accepted";
+        highest = std::max(highest, token);
+      }
+    }
+    EXPECT_TRUE(overtaken) << "the next holder's token is not larger: " << read_file(log);
+    EXPECT_GT(highest, first);
+  }
 }
 
 TYPED_TEST(CliBackendsTest, StatusAndListAsJson) {

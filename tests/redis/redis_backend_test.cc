@@ -355,6 +355,33 @@ TEST_F(RedisBackendTest, ScriptingForbiddenByAnAclIsPermissionDenied) {
   }
 }
 
+// Redis Cluster is out of scope (docs/redis.md, Limits): the scripts touch several keys of one
+// lock, in different hash slots, so a cluster node refuses them (CROSSSLOT before it would
+// redirect with MOVED). The acquisition fails with not_supported quoting the server, and
+// nothing is written on either node.
+TEST_F(RedisBackendTest, RedisClusterIsRefusedAsNotSupported) {
+  RedisServer serving({.cluster = true});
+  RedisServer redirecting({.cluster = true});
+  serving.cli({"CLUSTER", "ADDSLOTSRANGE", "0", "16383"});
+  redirecting.cli({"CLUSTER", "MEET", "127.0.0.1", std::to_string(serving.port()),
+                   std::to_string(serving.cluster_port())});
+  ASSERT_TRUE(eventually([&] {
+    return redirecting.cli({"GET", "/probe"}).find("MOVED") != std::string::npos;
+  })) << "the second node never learnt who serves the slots";
+  try {
+    Mutex(dlock::open(redirecting.url()), "/clustered").lock();
+    ADD_FAILURE() << "locked through a redirecting node";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::not_supported) << e.what();
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("CROSSSLOT") != std::string::npos ||
+                what.find("MOVED") != std::string::npos)
+        << what;
+  }
+  EXPECT_EQ(serving.cli({"DBSIZE"}), "0");
+  EXPECT_EQ(redirecting.cli({"DBSIZE"}), "0");
+}
+
 TEST_F(RedisBackendTest, PasswordsFromTheUrlOrApart) {
   RedisServer own({.password = "p@ss word"});
   const std::string host = "127.0.0.1:" + std::to_string(own.port());

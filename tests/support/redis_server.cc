@@ -48,6 +48,9 @@ RedisServer::RedisServer(Options options) : options_(std::move(options)) {
   if (::mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = name;
   port_ = free_port();
+  // The cluster bus listens on port + 10000 unless told otherwise, beyond 65535 for most free
+  // ports.
+  if (options_.cluster) cluster_port_ = free_port();
   if (options_.tls) {
     tls_port_ = free_port();
     certificate_ = dir_ + "/cert.pem";
@@ -112,6 +115,11 @@ void RedisServer::start() {
     args.insert(args.end(), {"--tls-port", std::to_string(tls_port_), "--tls-cert-file",
                              certificate_, "--tls-key-file", dir_ + "/key.pem",
                              "--tls-ca-cert-file", certificate_, "--tls-auth-clients", "no"});
+  }
+  if (options_.cluster) {
+    args.insert(args.end(),
+                {"--cluster-enabled", "yes", "--cluster-config-file", dir_ + "/nodes.conf",
+                 "--cluster-port", std::to_string(cluster_port_)});
   }
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());

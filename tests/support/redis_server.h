@@ -14,6 +14,7 @@ class RedisServer {
     std::string password{};  // requirepass, if not empty
     bool tls = false;        // also a TLS port, with a certificate made by openssl for 127.0.0.1
     int databases = 16;
+    bool cluster = false;  // cluster mode, serving no hash slot until given some
   };
 
   // Starts a server and returns once it answers PING. Throws std::runtime_error if it cannot.
@@ -30,6 +31,7 @@ class RedisServer {
 
   int port() const { return port_; }
   int tls_port() const { return tls_port_; }
+  int cluster_port() const { return cluster_port_; }  // the cluster bus, in cluster mode
   // "redis://127.0.0.1:PORT" (no password, no database).
   std::string url() const;
   // "rediss://127.0.0.1:TLS_PORT?tls_ca=<the certificate>".
@@ -56,6 +58,7 @@ class RedisServer {
   std::string certificate_;
   int port_ = 0;
   int tls_port_ = 0;
+  int cluster_port_ = 0;
   int pid_ = 0;
 };
 
