@@ -93,23 +93,49 @@ TEST_F(SemaphoreTest, OfTwoKindsArrivingTogetherTheFirstComerWins) {
   }
 }
 
-// One release wakes one waiter: the one `permits` places behind the releaser.
+// One release wakes one waiter: the one `permits` places behind the releaser. The releases go
+// one at a time, each once the waiter woken by the last one holds. Two releases in flight at
+// once can reach the server in either order, and a waiter whose watched entry goes before one
+// further ahead must wait again: that entry's release then wakes two (docs/protocol.md).
 TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
   constexpr int kPermits = 2;
   constexpr int kWaiters = 6;
+  constexpr int kAll = kPermits + kWaiters;
   const std::int64_t watches_before = metric("zk_watch_count");
   std::vector<std::shared_ptr<zk::Session>> sessions;
   std::vector<std::unique_ptr<Semaphore>> all;
-  for (int i = 0; i < kPermits + kWaiters; ++i) {
+  for (int i = 0; i < kAll; ++i) {
     sessions.push_back(connect());
     all.push_back(std::make_unique<Semaphore>(sessions.back(), "/pool", kPermits));
   }
   all[0]->lock();
   all[1]->lock();
+  std::vector<std::promise<void>> release(kAll);
+  std::atomic<int> holding{0};  // waiters that got a permit
   std::vector<std::future<void>> waiting;
-  for (int i = kPermits; i < kPermits + kWaiters; ++i) {
+  // Releases the contenders in queue order, the rest of them however the test ends: the
+  // futures wait for the waiters, and they for the holders ahead.
+  struct Releaser {
+    std::vector<std::unique_ptr<Semaphore>>& all;
+    std::vector<std::promise<void>>& release;
+    int next = 0;
+    void up_to(int i) {
+      for (; next <= i; ++next) {
+        if (next < kPermits) {
+          all[next]->unlock();
+        } else {
+          release[next].set_value();
+        }
+      }
+    }
+    ~Releaser() { up_to(kAll - 1); }
+  };
+  Releaser releaser{all, release};
+  for (int i = kPermits; i < kAll; ++i) {
     waiting.push_back(std::async(std::launch::async, [&, i] {
       all[i]->lock();
+      ++holding;
+      release[i].get_future().wait();
       all[i]->unlock();
     }));
     ASSERT_TRUE(eventually([&] { return contenders("/pool").size() == i + 1u; }));
@@ -119,12 +145,20 @@ TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
   // cannot be removed, and would fire on its owner's own release.)
   ASSERT_TRUE(eventually(
       [&] { return metric("zk_watch_count") == watches_before + kPermits + kWaiters + 1; }));
-  const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
-  all[0]->unlock();
-  all[1]->unlock();
+  for (int i = 0; i < kAll; ++i) {
+    SCOPED_TRACE("release of contender " + std::to_string(i));
+    const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
+    const int held_before = holding.load();
+    releaser.up_to(i);
+    if (i + kPermits < kAll) {  // a waiter stands `permits` places behind
+      ASSERT_TRUE(eventually([&] { return holding.load() == held_before + 1; }));
+      EXPECT_EQ(metric("zk_sum_node_deleted_watch_count") - fired_before, 1);
+    } else {
+      ASSERT_TRUE(eventually([&] { return contenders("/pool").size() == kAll - i - 1u; }));
+      EXPECT_EQ(metric("zk_sum_node_deleted_watch_count") - fired_before, 0);
+    }
+  }
   for (auto& w : waiting) w.get();
-  ASSERT_TRUE(eventually([&] { return contenders("/pool").empty(); }));
-  EXPECT_EQ(metric("zk_sum_node_deleted_watch_count") - fired_before, kWaiters);
 }
 
 // Never more than N believe they hold while contenders churn and a session is lost under
