@@ -108,7 +108,12 @@ class Executor::Reaper {
       if (orphans.empty()) return;
       for (Orphan& orphan : orphans) {
         orphan.loop->io.stop();
-        orphan.thread.join();
+        // A task of an orphan's own may be what called exit(): that thread cannot join itself.
+        if (orphan.thread.get_id() == std::this_thread::get_id()) {
+          orphan.thread.detach();
+        } else {
+          orphan.thread.join();
+        }
       }
     }
   }
