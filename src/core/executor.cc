@@ -159,6 +159,16 @@ void Executor::post(Task task) {
   asio::post(loop_->io, std::move(task));
 }
 
+void Executor::run_and_wait(const Task& task) {
+  if (in_executor_thread()) return task();
+  std::promise<void> ran;
+  post([&task, &ran] {
+    task();
+    ran.set_value();
+  });
+  ran.get_future().wait();
+}
+
 void Executor::settle(Clock::time_point deadline) {
   if (in_executor_thread()) return;
   for (;;) {

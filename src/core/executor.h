@@ -33,6 +33,11 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   void post(Task task);
+  // Runs `task` on the executor's thread and returns once it has run; on that thread, runs it
+  // at once. For work that must not race the loop's handlers, such as closing connections.
+  // The task must not capture a strong reference to the executor's owner: it could then be
+  // the task that destroys the executor, after this call has returned.
+  void run_and_wait(const Task& task);
   // Runs `task` at `when` (or soon after). Returns an id for cancel().
   TimerId post_at(Clock::time_point when, Task task);
   // Returns true if the timer had not run yet and now never will.

@@ -64,7 +64,7 @@ std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Exec
                                      EventListener listener) {
   std::shared_ptr<Client> client(
       new Client(std::move(config), std::move(executor), std::move(listener)));
-  client->tls_ = make_tls_context(client->config_.tls);
+  client->tls_ = net::make_tls_context(client->config_.tls);
   // Names are resolved once, here, as ZooKeeper's C client did: a name that does not resolve
   // is a configuration error to report now, not a connection to retry forever.
   asio::io_context resolver_io;
@@ -438,13 +438,13 @@ void Client::connect_next() {
   next_endpoint_ = (next_endpoint_ + 1) % endpoints_.size();
   const std::uint64_t generation = ++generation_;
   phase_ = Phase::connecting;
-  transport_ = make_transport(executor_->io_context(), tls_);
+  transport_ = net::make_stream(executor_->io_context(), tls_);
   // An attempt gets a third of the timeout: a silent host is given up in time to try another
   // before the session expires.
   last_heard_ = SteadyClock::now();
   last_sent_ = last_heard_;
   arm_timer();
-  transport_->connect(endpoint.address, endpoint.host,
+  transport_->connect({endpoint.address}, endpoint.host,
                       [self = shared_from_this(), generation](std::error_code ec) {
                         self->on_transport_connected(generation, ec);
                       });

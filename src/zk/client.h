@@ -38,8 +38,8 @@
 #include "code.h"
 #include "core/executor.h"
 #include "jute.h"
+#include "net/stream.h"
 #include "stat.h"
-#include "transport.h"
 
 namespace dlock::zk {
 
@@ -57,7 +57,7 @@ class Client : public std::enable_shared_from_this<Client> {
     std::string chroot{};  // "" or "/app"
     std::chrono::milliseconds session_timeout{};
     std::vector<std::string> digest_auth{};
-    TlsConfig tls{};
+    net::TlsConfig tls{};
     // dlock's own events (a lock lost), for Options::log; may be empty.
     std::function<void(LogLevel, std::string)> report{};
   };
@@ -184,7 +184,7 @@ class Client : public std::enable_shared_from_this<Client> {
   // Shared: a Lease may outlive its Session and still release through this client.
   const std::shared_ptr<detail::Executor> executor_;
   const EventListener listener_;
-  std::shared_ptr<TlsContext> tls_;
+  std::shared_ptr<net::TlsContext> tls_;
   std::vector<Endpoint> endpoints_;  // shuffled once, tried in turn
   std::atomic<bool> connected_{false};
   std::atomic<std::int64_t> session_id_{0};
@@ -208,7 +208,7 @@ class Client : public std::enable_shared_from_this<Client> {
   // The executor's thread only.
   Phase phase_ = Phase::idle;
   std::uint64_t generation_ = 0;  // of the transport; stale handlers see a newer one
-  std::shared_ptr<Transport> transport_;
+  std::shared_ptr<net::Stream> transport_;
   std::size_t next_endpoint_ = 0;
   std::size_t failed_attempts_ = 0;  // since the last connection that got ready
   std::string password_;

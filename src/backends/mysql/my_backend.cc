@@ -112,13 +112,7 @@ Backend::~Backend() {
 }
 
 void Backend::close() {
-  if (impl_->executor->in_executor_thread()) return impl_->close();
-  std::promise<void> closed;
-  impl_->executor->post([this, &closed] {
-    impl_->close();
-    closed.set_value();
-  });
-  closed.get_future().wait();
+  impl_->executor->run_and_wait([impl = impl_.get()] { impl->close(); });
 }
 
 LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {

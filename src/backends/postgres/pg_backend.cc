@@ -112,15 +112,7 @@ Backend::~Backend() {
 }
 
 void Backend::close() {
-  if (impl_->executor->in_executor_thread()) return impl_->close();  // the last user was a task
-  std::promise<void> closed;
-  // Not a strong reference: the task would then destroy the last one on the executor's
-  // thread, and the executor with it, after this call returned.
-  impl_->executor->post([impl = impl_.get(), &closed] {
-    impl->close();
-    closed.set_value();
-  });
-  closed.get_future().wait();
+  impl_->executor->run_and_wait([impl = impl_.get()] { impl->close(); });
 }
 
 LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {

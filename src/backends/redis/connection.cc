@@ -74,7 +74,7 @@ void Connection::connect() {
   parser_.emplace();
   pending_output_.clear();
   try {
-    stream_ = endpoint_.tls ? make_tls_stream(io_, *endpoint_.tls) : make_tcp_stream(io_);
+    stream_ = net::make_stream(io_, net::make_tls_context(endpoint_.tls));
   } catch (const Error& e) {
     return fail(errc::connect_failed, e.what());
   }
@@ -90,7 +90,8 @@ void Connection::connect() {
                               std::error_code ec, asio::ip::tcp::resolver::results_type results) {
                             if (generation != self->generation_) return;
                             if (ec) return self->fail(errc::connect_failed, ec.message());
-                            self->stream_->connect(results,
+                            self->stream_->connect({results.begin(), results.end()},
+                                                   self->endpoint_.host,
                                                    [self, generation](std::error_code connected) {
                                                      if (generation == self->generation_)
                                                        self->on_connected(connected);

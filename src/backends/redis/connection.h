@@ -18,8 +18,8 @@
 #include <string>
 #include <system_error>
 
+#include "net/stream.h"
 #include "resp.h"
-#include "stream.h"
 
 namespace dlock::redis_backend {
 
@@ -27,8 +27,8 @@ namespace dlock::redis_backend {
 struct Endpoint {
   std::string host;
   std::string port;
-  std::optional<TlsOptions> tls;  // rediss://
-  std::string user;               // empty: AUTH with the password alone (Redis before 6)
+  net::TlsConfig tls{};  // enabled for rediss://
+  std::string user;      // empty: AUTH with the password alone (Redis before 6)
   std::optional<std::string> password;
   int db = 0;
   std::chrono::milliseconds connect_timeout{5000};
@@ -86,7 +86,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<Subscription> subscription_;
   State state_ = State::idle;
   std::uint64_t generation_ = 0;  // one per stream: handlers of an older stream do nothing
-  std::shared_ptr<Stream> stream_;
+  std::shared_ptr<net::Stream> stream_;
   std::optional<ReplyParser> parser_;
   std::deque<std::pair<Command, Callback>> queued_;  // waiting for the connection
   std::deque<Callback> in_flight_;                   // sent, in the order of their replies

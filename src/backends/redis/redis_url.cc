@@ -92,7 +92,7 @@ Endpoint endpoint_from_url(std::string_view url, const UrlParts& parts, bool tls
   if (open.connect_timeout && *open.connect_timeout < endpoint.connect_timeout) {
     endpoint.connect_timeout = *open.connect_timeout;
   }
-  if (tls) endpoint.tls = redis_backend::TlsOptions{ca_file, ""};
+  endpoint.tls = {.enabled = tls, .ca_file = ca_file};
   return endpoint;
 }
 
@@ -103,7 +103,6 @@ ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
   ClientOptions options;
   options.endpoint = endpoint_from_url(url, parts, tls, open, options.ttl);
   parse_host(url, parts.authority, options.endpoint);
-  if (tls) options.endpoint.tls->server_name = options.endpoint.host;
   return options;
 }
 

@@ -90,7 +90,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     if (client) client->close(reason);
   }
 
-  TlsConfig tls_config() const {
+  net::TlsConfig tls_config() const {
     return {.enabled = options_.tls,
             .ca_file = options_.tls_ca_file,
             .cert_file = options_.tls_cert_file,

@@ -1,11 +1,12 @@
-#include "transport.h"
+#include "stream.h"
 
+#include <asio/connect.hpp>
 #include <asio/ssl.hpp>
 #include <asio/write.hpp>
 
 #include <dlock/error.h>
 
-namespace dlock::zk {
+namespace dlock::net {
 
 class TlsContext {
  public:
@@ -39,16 +40,19 @@ class TlsContext {
 
 namespace {
 
-class TcpTransport final : public Transport {
+class TcpStream final : public Stream {
  public:
-  explicit TcpTransport(asio::io_context& io) : socket_(io) {}
+  explicit TcpStream(asio::io_context& io) : socket_(io) {}
 
-  void connect(const asio::ip::tcp::endpoint& endpoint, const std::string&, Done done) override {
-    socket_.async_connect(
-        endpoint, [self = shared_from_this(), this, done = std::move(done)](std::error_code ec) {
-          if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-          done(ec);
-        });
+  void connect(std::vector<asio::ip::tcp::endpoint> endpoints, const std::string&,
+               Done done) override {
+    endpoints_ = std::move(endpoints);
+    asio::async_connect(socket_, endpoints_,
+                        [self = shared_from_this(), this, done = std::move(done)](
+                            std::error_code ec, const asio::ip::tcp::endpoint&) {
+                          if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+                          done(ec);
+                        });
   }
   void write(asio::const_buffer bytes, Transferred done) override {
     asio::async_write(socket_, bytes,
@@ -64,29 +68,32 @@ class TcpTransport final : public Transport {
   }
 
  private:
+  std::vector<asio::ip::tcp::endpoint> endpoints_;  // tried in turn by the connect in flight
   asio::ip::tcp::socket socket_;
 };
 
-class TlsTransport final : public Transport {
+class TlsStream final : public Stream {
  public:
-  TlsTransport(asio::io_context& io, std::shared_ptr<TlsContext> tls)
+  TlsStream(asio::io_context& io, std::shared_ptr<TlsContext> tls)
       : tls_(std::move(tls)), stream_(io, tls_->context) {}
 
-  void connect(const asio::ip::tcp::endpoint& endpoint, const std::string& server_name,
+  void connect(std::vector<asio::ip::tcp::endpoint> endpoints, const std::string& server_name,
                Done done) override {
+    endpoints_ = std::move(endpoints);
     stream_.set_verify_mode(asio::ssl::verify_peer);
     stream_.set_verify_callback(asio::ssl::host_name_verification(server_name));
     std::error_code ec;
     asio::ip::make_address(server_name, ec);
     // SNI names hosts, never addresses.
     if (ec) SSL_set_tlsext_host_name(stream_.native_handle(), server_name.c_str());
-    stream_.lowest_layer().async_connect(
-        endpoint, [self = shared_from_this(), this, done = std::move(done)](std::error_code ec) {
-          if (ec) return done(ec);
-          stream_.lowest_layer().set_option(asio::ip::tcp::no_delay(true), ec);
-          stream_.async_handshake(asio::ssl::stream_base::client,
-                                  [self, done](std::error_code ec) { done(ec); });
-        });
+    asio::async_connect(stream_.lowest_layer(), endpoints_,
+                        [self = shared_from_this(), this, done = std::move(done)](
+                            std::error_code ec, const asio::ip::tcp::endpoint&) {
+                          if (ec) return done(ec);
+                          stream_.lowest_layer().set_option(asio::ip::tcp::no_delay(true), ec);
+                          stream_.async_handshake(asio::ssl::stream_base::client,
+                                                  [self, done](std::error_code ec) { done(ec); });
+                        });
   }
   void write(asio::const_buffer bytes, Transferred done) override {
     asio::async_write(stream_, bytes,
@@ -103,6 +110,7 @@ class TlsTransport final : public Transport {
 
  private:
   std::shared_ptr<TlsContext> tls_;
+  std::vector<asio::ip::tcp::endpoint> endpoints_;
   asio::ssl::stream<asio::ip::tcp::socket> stream_;
 };
 
@@ -113,10 +121,9 @@ std::shared_ptr<TlsContext> make_tls_context(const TlsConfig& config) {
   return std::make_shared<TlsContext>(config);
 }
 
-std::shared_ptr<Transport> make_transport(asio::io_context& io,
-                                          const std::shared_ptr<TlsContext>& tls) {
-  if (tls) return std::make_shared<TlsTransport>(io, tls);
-  return std::make_shared<TcpTransport>(io);
+std::shared_ptr<Stream> make_stream(asio::io_context& io, const std::shared_ptr<TlsContext>& tls) {
+  if (tls) return std::make_shared<TlsStream>(io, tls);
+  return std::make_shared<TcpStream>(io);
 }
 
-}  // namespace dlock::zk
+}  // namespace dlock::net
