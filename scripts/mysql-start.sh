@@ -10,6 +10,10 @@
 # as the user mysql, and DIR is handed to it. The server's pid is in DIR/pid.
 #   MYSQL_OWNER_PID   if set, a watchdog stops the server and removes DIR once that process is
 #                     gone, so a crashed test binary does not leave a server behind.
+#   MYSQL_FLUSH_LOG_AT_TRX_COMMIT
+#                     innodb_flush_log_at_trx_commit: 0 (the default here, for speed: a crash
+#                     loses the last second of commits) or 1 (MariaDB's own default: every
+#                     commit is durable before it is acknowledged).
 set -euo pipefail
 # shellcheck source=scripts/zk-common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/zk-common.sh"
@@ -43,7 +47,7 @@ for attempt in 1 2 3 4 5; do
   fi
   run mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 \
     --socket="$dir/socket" --pid-file="$dir/pid" --skip-name-resolve --skip-log-bin \
-    --innodb-buffer-pool-size=32M --innodb-log-file-size=8M --innodb-flush-log-at-trx-commit=0 \
+    --innodb-buffer-pool-size=32M --innodb-log-file-size=8M --innodb-flush-log-at-trx-commit="${MYSQL_FLUSH_LOG_AT_TRX_COMMIT:-0}" \
     --ssl-cert="$dir/ca.pem" --ssl-key="$dir/key.pem" --log-error="$dir/error.log" \
     </dev/null >/dev/null 2>&1 &
   server=$!

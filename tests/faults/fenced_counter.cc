@@ -2,54 +2,59 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace dlock::test {
 namespace {
 
-struct State {
-  std::int64_t value = 0;
-  std::uint64_t highest_token = 0;
-};
-
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
   throw std::runtime_error(what + " " + path + ": " + std::strerror(errno));
 }
 
-// The counter file, open and flock()ed for the lifetime of the object.
-class LockedFile {
+// A file opened for the lifetime of the object.
+class File {
  public:
-  explicit LockedFile(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  File(const std::string& path, int flags) : path_(path) {
+    fd_ = ::open(path.c_str(), flags | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) fail("open", path);
+  }
+  ~File() { ::close(fd_); }  // also drops a flock
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  void lock() {
     while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) fail("flock", path);
+      if (errno != EINTR) fail("flock", path_);
     }
   }
-  ~LockedFile() { ::close(fd_); }  // also drops the flock
-  LockedFile(const LockedFile&) = delete;
-  LockedFile& operator=(const LockedFile&) = delete;
-
-  State load() {
-    char text[64] = {};
-    if (::pread(fd_, text, sizeof(text) - 1, 0) < 0) fail("read", path_);
-    State state;
-    long long value = 0;
-    unsigned long long token = 0;
-    if (std::sscanf(text, "%lld %llu", &value, &token) == 2) state = {value, token};
-    return state;
+  // The last `size` bytes (fewer if the file is shorter).
+  std::string tail(std::size_t size) {
+    struct stat info {};
+    if (::fstat(fd_, &info) != 0) fail("stat", path_);
+    const auto length = static_cast<std::size_t>(info.st_size);
+    const std::size_t from = length > size ? length - size : 0;
+    std::string text(length - from, '\0');
+    if (::pread(fd_, text.data(), text.size(), static_cast<off_t>(from)) !=
+        static_cast<ssize_t>(text.size())) {
+      fail("read", path_);
+    }
+    return text;
   }
-  void store(const State& state) {
-    char text[64];
-    const int n =
-        std::snprintf(text, sizeof(text), "%lld %llu\n", static_cast<long long>(state.value),
-                      static_cast<unsigned long long>(state.highest_token));
-    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, text, static_cast<size_t>(n), 0) != n) {
+  void write_at_start(const std::string& text) {
+    if (::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+      fail("write", path_);
+    }
+  }
+  void append(const std::string& text) {
+    if (::write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
       fail("write", path_);
     }
   }
@@ -59,33 +64,66 @@ class LockedFile {
   int fd_ = -1;
 };
 
+// Fixed width, so that one pwrite replaces the whole number.
+std::string token_text(std::uint64_t token) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%020" PRIu64 "\n", token);
+  return text;
+}
+
+std::uint64_t parse_token(const std::string& text) {
+  std::uint64_t token = 0;
+  std::sscanf(text.c_str(), "%" SCNu64, &token);
+  return token;
+}
+
+// The value on the last line of the log ("TOKEN VALUE\n" lines), 0 for an empty log.
+std::int64_t last_value(const std::string& tail) {
+  if (tail.empty()) return 0;
+  const std::size_t line_start = tail.rfind('\n', tail.size() - 2);
+  const std::string line = tail.substr(line_start == std::string::npos ? 0 : line_start + 1);
+  std::uint64_t token = 0;
+  std::int64_t value = 0;
+  std::sscanf(line.c_str(), "%" SCNu64 " %" SCNd64, &token, &value);
+  return value;
+}
+
 }  // namespace
 
-FencedCounter::FencedCounter(std::string counter_path, std::string token_log_path)
-    : counter_path_(std::move(counter_path)), token_log_path_(std::move(token_log_path)) {}
+FencedCounter::FencedCounter(std::string token_path, std::string log_path)
+    : token_path_(std::move(token_path)), log_path_(std::move(log_path)) {}
 
 std::optional<std::int64_t> FencedCounter::read(std::uint64_t token) {
-  LockedFile file(counter_path_);
-  State state = file.load();
-  if (token < state.highest_token) return std::nullopt;
-  state.highest_token = token;
-  file.store(state);
-  return state.value;
+  File highest(token_path_, O_RDWR);
+  highest.lock();
+  if (token < parse_token(highest.tail(64))) return std::nullopt;
+  highest.write_at_start(token_text(token));
+  return last_value(File(log_path_, O_RDONLY).tail(64));
 }
 
 bool FencedCounter::write(std::uint64_t token, std::int64_t value) {
-  LockedFile file(counter_path_);
-  State state = file.load();
-  if (token < state.highest_token) return false;
-  file.store({value, token});
-  // Appended while the counter file is still locked, so the log is in write order.
-  const int log = ::open(token_log_path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (log < 0) fail("open", token_log_path_);
-  const std::string line = std::to_string(token) + "\n";
-  const bool written = ::write(log, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  ::close(log);
-  if (!written) fail("write", token_log_path_);
+  File highest(token_path_, O_RDWR);
+  highest.lock();
+  if (token < parse_token(highest.tail(64))) return false;
+  File(log_path_, O_WRONLY | O_APPEND)
+      .append(std::to_string(token) + " " + std::to_string(value) + "\n");
+  highest.write_at_start(token_text(token));
   return true;
+}
+
+CounterHistory read_counter_history(const std::string& log_path) {
+  CounterHistory history;
+  std::ifstream in(log_path);
+  std::uint64_t previous_token = 0, token = 0;
+  std::int64_t value = 0;
+  while (in >> token >> value) {
+    if (history.writes > 0 && token <= previous_token) ++history.tokens_not_increasing;
+    if (value != history.value + 1) ++history.lost_updates;
+    previous_token = token;
+    history.value = value;
+    ++history.writes;
+  }
+  return history;
 }
 
 }  // namespace dlock::test

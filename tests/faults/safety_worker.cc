@@ -62,17 +62,10 @@ void take_one_turn(Mutex& mutex, FencedCounter& counter, std::mt19937& random, W
   }
 }
 
-void wait_for_quit(const std::string& dir) {
-  const auto deadline = std::chrono::steady_clock::now() + kQuitTimeout;
-  while (!std::filesystem::exists(quit_file(dir)) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
-}
-
 }  // namespace
 
-std::string counter_file(const std::string& dir) { return dir + "/counter"; }
-std::string token_log_file(const std::string& dir) { return dir + "/tokens"; }
+std::string token_file(const std::string& dir) { return dir + "/highest-token"; }
+std::string counter_log_file(const std::string& dir) { return dir + "/counter-log"; }
 std::string session_file(const std::string& dir, int index) {
   return dir + "/worker-" + std::to_string(index) + ".session";
 }
@@ -81,9 +74,32 @@ std::string stats_file(const std::string& dir, int index) {
 }
 std::string quit_file(const std::string& dir) { return dir + "/quit"; }
 
+WorkerStats take_turns(Mutex& mutex, const std::string& dir, std::uint32_t seed,
+                       std::chrono::steady_clock::time_point deadline,
+                       const std::function<void()>& before_turn) {
+  FencedCounter counter(token_file(dir), counter_log_file(dir));
+  std::mt19937 random(seed);
+  WorkerStats stats;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (before_turn) before_turn();
+    take_one_turn(mutex, counter, random, stats);
+  }
+  return stats;
+}
+
+void report_and_wait(const std::string& dir, int index, const WorkerStats& stats) {
+  write_atomically(stats_file(dir, index),
+                   std::to_string(stats.acquisitions) + " " + std::to_string(stats.writes) + " " +
+                       std::to_string(stats.fenced) + " " + std::to_string(stats.lost) + " " +
+                       std::to_string(stats.errors) + "\n");
+  const auto deadline = std::chrono::steady_clock::now() + kQuitTimeout;
+  while (!std::filesystem::exists(quit_file(dir)) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
 int run_safety_worker(const WorkerConfig& config) {
   const auto deadline = std::chrono::steady_clock::now() + config.duration;
-  WorkerStats stats;
   std::shared_ptr<zk::Session> session;
   // Faults may already be running: keep trying to connect until the deadline.
   while (!session && std::chrono::steady_clock::now() < deadline) {
@@ -108,27 +124,20 @@ int run_safety_worker(const WorkerConfig& config) {
     }
   }
   if (!session) return 1;
+  WorkerStats stats;
   {
     Mutex mutex(session, kSafetyLockPath);
-    FencedCounter counter(counter_file(config.dir), token_log_file(config.dir));
-    std::mt19937 random(config.seed);
     std::int64_t published_session = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-      // The checker expires sessions by id (the clone trick) and needs the current one.
-      if (session->session_id() != published_session) {
-        published_session = session->session_id();
-        std::cerr << "safety worker " << config.index << ": session 0x" << std::hex
-                  << published_session << std::dec << "\n";
-        write_atomically(session_file(config.dir, config.index), std::to_string(published_session));
-      }
-      take_one_turn(mutex, counter, random, stats);
-    }
+    // The checker expires sessions by id (the clone trick) and needs the current one.
+    stats = take_turns(mutex, config.dir, config.seed, deadline, [&] {
+      if (session->session_id() == published_session) return;
+      published_session = session->session_id();
+      std::cerr << "safety worker " << config.index << ": session 0x" << std::hex
+                << published_session << std::dec << "\n";
+      write_atomically(session_file(config.dir, config.index), std::to_string(published_session));
+    });
   }
-  write_atomically(stats_file(config.dir, config.index),
-                   std::to_string(stats.acquisitions) + " " + std::to_string(stats.writes) + " " +
-                       std::to_string(stats.fenced) + " " + std::to_string(stats.lost) + " " +
-                       std::to_string(stats.errors) + "\n");
-  wait_for_quit(config.dir);
+  report_and_wait(config.dir, config.index, stats);
   return 0;
 }
 

@@ -1,11 +1,15 @@
-// One process of the safety checker: loops acquire -> read the fenced counter -> sleep ->
-// write counter+1 -> release until its deadline, then reports what it did.
+// One process of a safety checker: loops acquire -> read the fenced counter -> sleep ->
+// write counter+1 -> release until its deadline, then reports what it did. The turns are
+// the same on every backend; ZooKeeper's worker also publishes its session id.
 #ifndef DLOCK_TESTS_FAULTS_SAFETY_WORKER_H_
 #define DLOCK_TESTS_FAULTS_SAFETY_WORKER_H_
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
+
+#include <dlock/dlock.h>
 
 namespace dlock::test {
 
@@ -32,15 +36,24 @@ struct WorkerStats {
 inline constexpr const char* kSafetyLockPath = "/lock";
 
 // Files of a run, shared by the checker and the workers.
-std::string counter_file(const std::string& dir);
-std::string token_log_file(const std::string& dir);
+std::string token_file(const std::string& dir);               // the counter's highest token
+std::string counter_log_file(const std::string& dir);         // the counter's writes
 std::string session_file(const std::string& dir, int index);  // the current session id
 std::string stats_file(const std::string& dir, int index);    // written when done
 std::string quit_file(const std::string& dir);                // the checker's "exit now"
 
-// Runs the loop, writes the stats file, then keeps the session open (so the checker can
-// count leftover nodes and watches of live sessions) until the quit file appears. Returns
-// the process exit code.
+// Takes turns on `mutex` until `deadline`, calling `before_turn` (if set) before each.
+WorkerStats take_turns(Mutex& mutex, const std::string& dir, std::uint32_t seed,
+                       std::chrono::steady_clock::time_point deadline,
+                       const std::function<void()>& before_turn = {});
+
+// Writes the stats file, then waits (at most two minutes) until the quit file appears, so that
+// the checker sees what the worker's open connection leaves on the server.
+void report_and_wait(const std::string& dir, int index, const WorkerStats& stats);
+
+// ZooKeeper's worker: runs the loop, writes the stats file, then keeps the session open (so the
+// checker can count leftover nodes and watches of live sessions) until the quit file appears.
+// Returns the process exit code.
 int run_safety_worker(const WorkerConfig& config);
 
 bool read_worker_stats(const std::string& path, WorkerStats& stats);

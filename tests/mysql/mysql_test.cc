@@ -3,9 +3,11 @@
 // holder's connection is killed, TLS, status and list. The conformance suite covers what every
 // backend shares.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <future>
 #include <thread>
+#include <vector>
 
 #include <dlock/dlock.h>
 
@@ -129,6 +131,34 @@ TEST_F(MysqlTest, TheMariadbClientSharesALongNameWithOneGetLock) {
   EXPECT_EQ(client.ask("SELECT CHAR_LENGTH(" + name + ")"), "64");
   mutex.unlock();
   EXPECT_TRUE(eventually([&] { return client.ask("SELECT IS_FREE_LOCK(" + name + ")") == "1"; }));
+}
+
+// After a restart the server gives connection ids out again, so a row left from before it can
+// name a connection that is alive. Such a row must not count: here it names the mariadb
+// client's connection, as a semaphore's waiter, without holding its marker.
+TEST_F(MysqlTest, ARowLeftBeforeARestartDoesNotCountWhenItsConnectionIdIsReused) {
+  auto backend = open();  // creates the table
+  MariadbSession client(database_);
+  const std::string reused_id = client.ask("SELECT CONNECTION_ID()");
+  const auto ghosts = [&] {
+    return std::stoi(server().sql("SELECT COUNT(*) FROM `" + database_ +
+                                  "`.dlock_contenders WHERE marker = 'dlock~before-restart'"));
+  };
+  server().sql("INSERT INTO `" + database_ +
+               "`.dlock_contenders (name, path, conn, holds, permits, data, marker) VALUES "
+               "('/ghost', '/ghost', " +
+               reused_id + ", 0, 3, '{}', 'dlock~before-restart')");
+  ASSERT_EQ(ghosts(), 1);
+  Mutex mutex(backend, "/ghost");
+  EXPECT_TRUE(mutex.try_lock_for(5s)) << "the ghost would make this a semaphore's path";
+  const LockStatus status = backend->status("/ghost");
+  ASSERT_EQ(status.holders.size(), 1u);
+  EXPECT_EQ(status.holders[0].pid, ::getpid());
+  EXPECT_TRUE(status.waiters.empty());
+  EXPECT_EQ(backend->list("/"), std::vector<std::string>{"/ghost"});
+  mutex.unlock();
+  open();  // a backend that opens sweeps rows that do not count
+  EXPECT_EQ(ghosts(), 0);
 }
 
 // Lock paths have at most 3 bytes a character (nothing outside the BMP), so 64

@@ -4,11 +4,17 @@ namespace dlock::mysql_backend {
 
 namespace {
 
-// A connection is alive if the server lists it (all of them with the PROCESS privilege, else
-// the user's own); a holder's row counts only while its connection holds the name.
+// A row counts while its connection holds the row's marker, a named lock of its own (taken by
+// the statement that inserts the row, so no row is ever seen without it), and for a holder's
+// row, also the lock's name. Named locks end with their connection and with the server, so
+// a row left by a connection that ended, or by the server before a restart, never counts,
+// even once the server has given the connection's id to another connection.
 constexpr const char* kLiveRow =
-    "c.conn IN (SELECT ID FROM information_schema.PROCESSLIST)"
-    " AND (c.holds = 0 OR IS_USED_LOCK(c.name) = c.conn)";
+    "IS_USED_LOCK(c.marker) = c.conn AND (c.holds = 0 OR IS_USED_LOCK(c.name) = c.conn)";
+
+// A new row's marker, a column `m` of a derived table whose LIMIT makes the server materialise
+// it, so that UUID() runs once.
+constexpr const char* kMarkerColumn = "CONCAT('dlock~', UUID()) AS m";
 
 }  // namespace
 
@@ -21,12 +27,12 @@ const char* const kCreateTable =
     " holds BOOLEAN NOT NULL,"
     " permits INT UNSIGNED NOT NULL,"
     " data VARCHAR(2048) NOT NULL,"
+    " marker VARCHAR(64) NOT NULL,"
     " KEY (path(191)), KEY (conn)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
 
 const char* const kRemoveStaleRows =
-    "DELETE FROM dlock_contenders WHERE conn NOT IN (SELECT ID FROM "
-    "information_schema.PROCESSLIST)";
+    "DELETE FROM dlock_contenders WHERE NOT (IS_USED_LOCK(marker) <=> conn)";
 
 std::string lock_name(const std::string& quoted) {
   return "IF(CHAR_LENGTH(" + quoted + ") <= 64, " + quoted + ", CONCAT(LEFT(" + quoted +
@@ -54,16 +60,20 @@ std::string take(const std::vector<std::string>& quoted_slots, const std::string
     choice += " WHEN GET_LOCK(" + name + ", " + seconds + ") = 1 THEN " + name;
   }
   choice += " END";
-  return "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data) SELECT t.n, " +
+  return "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data, marker) SELECT "
+         "t.n, " +
          quoted_path + ", CONNECTION_ID(), 1, " + std::to_string(permits) + ", " + quoted_data +
-         " FROM (SELECT " + choice + " AS n LIMIT 1) AS t WHERE t.n IS NOT NULL";
+         ", t.m FROM (SELECT " + choice + " AS n, " + kMarkerColumn +
+         " LIMIT 1) AS t WHERE t.n IS NOT NULL AND "
+         "GET_LOCK(t.m, 0) = 1";
 }
 
 std::string add_waiter(const std::string& quoted_slot, const std::string& quoted_path,
                        std::uint32_t permits, const std::string& quoted_data) {
-  return "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data) VALUES (" +
+  return "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data, marker) SELECT " +
          lock_name(quoted_slot) + ", " + quoted_path + ", CONNECTION_ID(), 0, " +
-         std::to_string(permits) + ", " + quoted_data + ")";
+         std::to_string(permits) + ", " + quoted_data + ", t.m FROM (SELECT " + kMarkerColumn +
+         " LIMIT 1) AS t WHERE GET_LOCK(t.m, 0) = 1";
 }
 
 std::string other_kind(const std::string& quoted_path, std::uint32_t permits) {

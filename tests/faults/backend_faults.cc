@@ -1,0 +1,142 @@
+#include "backend_faults.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <iostream>
+#include <thread>
+
+namespace dlock::test {
+namespace {
+
+constexpr BackendFault kAllFaults[] = {
+    BackendFault::proxy_reset,   BackendFault::short_stall,   BackendFault::long_stall,
+    BackendFault::holder_paused, BackendFault::holder_killed, BackendFault::server_restart,
+};
+
+}  // namespace
+
+const char* to_string(BackendFault fault) {
+  switch (fault) {
+    case BackendFault::proxy_reset:
+      return "proxy_reset";
+    case BackendFault::short_stall:
+      return "short_stall";
+    case BackendFault::long_stall:
+      return "long_stall";
+    case BackendFault::holder_paused:
+      return "holder_paused";
+    case BackendFault::holder_killed:
+      return "holder_killed";
+    case BackendFault::server_restart:
+      return "server_restart";
+  }
+  return "?";
+}
+
+BackendFaultSchedule::BackendFaultSchedule(std::vector<BackendWorker>& workers,
+                                           BackendTarget target,
+                                           std::chrono::milliseconds pause_between,
+                                           std::uint32_t seed)
+    : workers_(workers), target_(std::move(target)), pause_between_(pause_between), random_(seed) {}
+
+int BackendFaultSchedule::injected() const {
+  int total = 0;
+  for (const auto& [fault, count] : by_kind_) total += count;
+  return total;
+}
+
+int BackendFaultSchedule::killed() const {
+  const auto it = by_kind_.find(BackendFault::holder_killed);
+  return it == by_kind_.end() ? 0 : it->second;
+}
+
+std::int64_t BackendFaultSchedule::holder_pid() {
+  try {
+    return target_.holder_pid();
+  } catch (const std::exception& e) {
+    std::cerr << "safety: no holder known: " << e.what() << "\n";
+    return 0;
+  }
+}
+
+BackendWorker& BackendFaultSchedule::aim() {
+  const std::int64_t pid = holder_pid();
+  for (auto& worker : workers_) {
+    if (worker.pid == pid) return worker;
+  }
+  return workers_[std::uniform_int_distribution<std::size_t>(0, workers_.size() - 1)(random_)];
+}
+
+BackendWorker& BackendFaultSchedule::stop_a_holder() {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    BackendWorker& candidate = aim();
+    ::kill(candidate.pid, SIGSTOP);
+    if (holder_pid() == candidate.pid) return candidate;  // stopped while holding
+    ::kill(candidate.pid, SIGCONT);
+  }
+  BackendWorker& anyone = aim();
+  ::kill(anyone.pid, SIGSTOP);
+  return anyone;
+}
+
+void BackendFaultSchedule::run(std::chrono::milliseconds duration) {
+  const auto end = std::chrono::steady_clock::now() + duration;
+  std::vector<BackendFault> order(std::begin(kAllFaults), std::end(kAllFaults));
+  std::size_t next = order.size();
+  while (true) {
+    const auto quiet =
+        pause_between_ + std::chrono::milliseconds(std::uniform_int_distribution<int>(
+                             0, static_cast<int>(pause_between_.count()))(random_));
+    std::this_thread::sleep_for(quiet);  // the workers run unharmed for a while
+    if (std::chrono::steady_clock::now() >= end) break;
+    if (next == order.size()) {
+      std::shuffle(order.begin(), order.end(), random_);
+      next = 0;
+    }
+    const BackendFault fault = order[next++];
+    try {
+      inject(fault);
+      ++by_kind_[fault];
+    } catch (const std::exception& e) {
+      std::cerr << "safety: fault " << to_string(fault) << " failed: " << e.what() << "\n";
+    }
+  }
+}
+
+void BackendFaultSchedule::inject(BackendFault fault) {
+  const auto past_the_lease = 2 * target_.lease + std::chrono::milliseconds(500);
+  switch (fault) {
+    case BackendFault::proxy_reset:
+      aim().proxy->reset();
+      return;
+    case BackendFault::short_stall:
+    case BackendFault::long_stall: {
+      FaultProxy& proxy = *aim().proxy;
+      proxy.blackhole();
+      std::this_thread::sleep_for(fault == BackendFault::short_stall ? target_.lease / 4
+                                                                     : past_the_lease);
+      proxy.pass();
+      return;
+    }
+    case BackendFault::holder_paused: {
+      const pid_t pid = stop_a_holder().pid;
+      std::this_thread::sleep_for(past_the_lease);
+      ::kill(pid, SIGCONT);
+      return;
+    }
+    case BackendFault::holder_killed: {
+      BackendWorker& worker = stop_a_holder();
+      ::kill(worker.pid, SIGKILL);
+      ::waitpid(worker.pid, nullptr, 0);
+      target_.respawn(worker);
+      return;
+    }
+    case BackendFault::server_restart:
+      target_.restart_server();
+      return;
+  }
+}
+
+}  // namespace dlock::test

@@ -1,0 +1,67 @@
+// What the two safety checkers (ZooKeeper's on an ensemble, safety_checker; the other
+// backends', backend_safety) share: their command line, their worker processes and the
+// verdict on the fenced counter.
+#ifndef DLOCK_TESTS_FAULTS_SAFETY_RUN_H_
+#define DLOCK_TESTS_FAULTS_SAFETY_RUN_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fenced_counter.h"
+#include "safety_worker.h"
+
+namespace dlock::test {
+
+// "--name value" pairs.
+struct Arguments {
+  std::map<std::string, std::string> values;
+  std::string get(const std::string& name, const std::string& fallback) const;
+};
+// Throws std::invalid_argument on anything but "--name value" pairs.
+Arguments parse_arguments(int argc, char** argv);
+
+// Starts this program again with `args` (args[0] is its name) and returns its pid.
+pid_t spawn_self(const std::vector<std::string>& args);
+
+// A fresh /tmp/dlock-safety-XXXXXX for the run's files.
+std::string make_run_directory();
+
+// Tells the workers to quit and waits for each, SIGKILLing one that has not exited after
+// 30 s. True if every one exited with status 0.
+bool quit_and_reap(const std::string& dir, const std::vector<pid_t>& workers);
+
+// The sum of the stats files of the workers `indices`; `complete` is false if one is missing.
+WorkerStats sum_worker_stats(const std::string& dir, const std::vector<int>& indices,
+                             bool& complete);
+
+// "kind:count,kind:count" for the summary line.
+template <class Kind>
+std::string count_by_kind(const std::map<Kind, int>& counts) {
+  std::string text;
+  for (const auto& [kind, count] : counts) {
+    text += std::string(text.empty() ? "" : ",") + to_string(kind) + ":" + std::to_string(count);
+  }
+  return text;
+}
+
+// Removes the run's directory if `ok`, else says where it is kept. Returns the exit status.
+int conclude(bool ok, const std::string& dir);
+
+// A safety checker's main(): worker mode if "--worker" is given, else checker mode; an
+// exception is reported as "`name`: what" with exit status 2.
+int safety_main(int argc, char** argv, const char* name, int (*checker)(const Arguments&),
+                int (*worker)(const Arguments&));
+
+// Violations of mutual exclusion the counter shows: lost updates and tokens not increasing,
+// plus writes the workers made that the log lacks (or the other way round) when
+// `writes_reported` is every write that was made.
+std::int64_t count_violations(const CounterHistory& history, std::int64_t writes_reported,
+                              bool every_writer_reported);
+
+}  // namespace dlock::test
+
+#endif  // DLOCK_TESTS_FAULTS_SAFETY_RUN_H_
