@@ -100,6 +100,47 @@ TEST_F(RedisBackendTest, ALeaseOutlivesAConnectionReset) {
   EXPECT_GE(proxy.connections_accepted(), 3);  // commands and wake-ups, then commands again
 }
 
+// A connection reset after the server ran the acquire script and before its reply arrived
+// (the proxy delays every byte, so the reply is still in the proxy when the lock key appears):
+// a grant nobody heard of. The client, cut off, gives up at its deadline, though a request is
+// still in flight on a connection that is not yet given up; the orphaned grant
+// ends with its ttl, nothing of the lock stays on the server, and the next holder's token is
+// larger.
+TEST_F(RedisBackendTest, AGrantWhoseReplyWasLostExpiresWithItsTtl) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto cut_off =
+      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=600ms");
+  Mutex warm_up(cut_off, "/warm-up");  // connected, scripts loaded
+  warm_up.lock();
+  const std::uint64_t earlier_token = warm_up.token();
+  warm_up.unlock();
+  const redis_backend::LockKeys keys("/mid-acquire");
+  // The lock's keys; not the token counter every lock of the database shares.
+  const auto keys_left = [&] {
+    int left = 0;
+    for (const std::string& key : keys.all) {
+      if (key != "dlock:fence") left += cli({"EXISTS", key}) == "1" ? 1 : 0;
+    }
+    return left;
+  };
+  proxy.delay(500ms);
+  Mutex mutex(cut_off, "/mid-acquire");
+  const auto began = std::chrono::steady_clock::now();
+  auto acquired = std::async(std::launch::async, [&] { return mutex.try_lock_for(1500ms); });
+  ASSERT_TRUE(eventually([&] { return cli({"EXISTS", "/mid-acquire"}) == "1"; }, 3s));
+  proxy.reset();
+  proxy.blackhole();  // the attempt's reconnections hear nothing either
+  EXPECT_FALSE(acquired.get());
+  // At its deadline, not at the end of the reconnection's 5 s connect timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 3s);
+  EXPECT_TRUE(eventually([&] { return keys_left() == 0; }, 3s)) << keys_left() << " keys left";
+  Mutex next(open(), "/mid-acquire");
+  ASSERT_TRUE(next.try_lock_for(2s));
+  EXPECT_GT(next.token(), earlier_token);
+  next.unlock();
+  proxy.pass();
+}
+
 // A holder cut off from the server (its packets dropped) learns it has lost the lock before
 // the server can give it to the next holder, whose token is larger.
 TEST_F(RedisBackendTest, ACutOffHolderLosesBeforeTheNextHolderIsLetIn) {

@@ -107,6 +107,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (stop_.stop_requested()) return finish(Outcome::failure(errc::cancelled));
     const Clock::time_point sent = Clock::now();
     const bool wait = sent < deadline_;
+    // A request can take long to answer (a reconnection waits up to the connect timeout): the
+    // deadline ends the attempt meanwhile, and finish() takes back a grant still on its way.
+    if (wait && deadline_ != Clock::time_point::max()) retry_at(deadline_);
     in_flight_ = true;
     const Site& site = *site_;
     site.client->run(
