@@ -28,8 +28,11 @@ class LockHandle;
 // re-entrant). Ownership is the object, not the thread: any thread may unlock.
 //
 // Deadlines cover the whole operation: creating the lock entry, recovering from lost replies,
-// reconnecting and waiting. After a timeout or cancellation nothing of ours stays queued;
-// that clean-up runs in the background and never depends on the caller's deadline.
+// reconnecting and waiting. A server that stops answering ends a timed attempt at most half a
+// second past its deadline (a try once: half a second after it is sent), as timed out, not
+// after the connection's own, longer timeouts. After a timeout or cancellation nothing of
+// ours stays queued or held; that clean-up runs in the background and never depends on the
+// caller's deadline.
 //
 // Thread safety: all members may be called concurrently; a second attempt while one is in
 // flight or held fails with errc::already_locked.
@@ -48,8 +51,9 @@ class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
   // As lock(), and throws dlock::Error(cancelled) once `stop` is triggered.
   void lock(std::stop_token stop);
 
-  // One look, no waiting: true if the lock was free and is now held. On ZooKeeper a busy lock
-  // costs one read and no write. Throws as lock() for everything but contention.
+  // One look, no waiting: true if the lock was free and is now held; false if it is busy, or
+  // if the server did not answer within half a second. On ZooKeeper a busy lock costs one
+  // read and no write. Throws as lock() for everything but contention.
   bool try_lock();
   using detail::TimedLock<BasicLock>::try_lock_until;
   // False on timeout; throws dlock::Error(cancelled) once `stop` is triggered, and as lock().

@@ -35,8 +35,9 @@ enum class errc {
   session_closed,
   // The server expired the session: every lock held on it is lost.
   session_expired,
-  // The connection was down so long that the server may already have expired the session; the
-  // library gave that session up and will open a new one for later calls.
+  // The connection to the server broke (a SQL backend: its locks on it are gone), or was down
+  // so long that the server may already have expired the session (ZooKeeper); the library
+  // gave it up and connects again for later calls.
   connection_lost,
   // No server could be reached within the connect deadline; the message names the addresses.
   connect_failed,

@@ -27,7 +27,7 @@ class Category final : public std::error_category {
       case errc::session_expired:
         return "session expired";
       case errc::connection_lost:
-        return "connection down past the point where the session may have expired";
+        return "the connection to the server was lost";
       case errc::connect_failed:
         return "could not connect";
       case errc::auth_failed:

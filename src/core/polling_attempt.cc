@@ -4,6 +4,8 @@
 
 #include <dlock/error.h>
 
+#include "time_left.h"
+
 namespace dlock::detail {
 
 PollingAttempt::PollingAttempt(std::shared_ptr<Executor> executor, std::unique_ptr<Steps> steps,
@@ -50,11 +52,21 @@ void PollingAttempt::Steps::take(Taken then) {
 }
 
 void PollingAttempt::poll() {
-  if (finished_ || taking_) return;
+  if (finished_) return;
   if (stop_.stop_requested()) return finish(Outcome::failure(errc::cancelled));
+  if (taking_) return;
   taking_ = true;
+  const Clock::time_point give_up = give_up_at(deadline_);
+  if (give_up != Clock::time_point::max()) {
+    give_up_timer_ = executor_->post_at(give_up, [weak = weak_from_this()] {
+      if (auto self = weak.lock(); self && self->taking_) {
+        self->finish(Outcome::failure(errc::timed_out));
+      }
+    });
+  }
   steps_->take([self = shared_from_this()](Outcome outcome) {
     self->taking_ = false;
+    self->executor_->cancel(self->give_up_timer_);
     self->on_taken(std::move(outcome));
   });
 }
@@ -64,6 +76,12 @@ void PollingAttempt::on_taken(Outcome outcome) {
     // Cancelled while the try was on its way: what it took goes back at once.
     if (outcome.holding) outcome.holding->release();
     return;
+  }
+  // A connection that broke before this attempt could know (a reset while idle) gets one more
+  // try, on the connection the backend makes again.
+  if (outcome.error == errc::connection_lost && !retried_) {
+    retried_ = true;
+    return poll();
   }
   if (outcome.error) return finish(std::move(outcome));
   if (outcome.holding) return finish(std::move(outcome));

@@ -2,7 +2,10 @@
 // blocking, Redis's SET NX, the SQL table mode's INSERT. It tries at once on the executor,
 // then again after a backoff that doubles from `first` to `longest`, until it holds, the
 // deadline passes, the stop token fires or cancel() is called. The next try is never later
-// than the deadline, and a stop request is answered at once.
+// than the deadline, a stop request is answered at once, a try whose connection broke is made
+// once more (connection_lost), and a try the server does not answer
+// ends the attempt at give_up_at() (time_left.h); what a try takes after the attempt ended is
+// released.
 #ifndef DLOCK_SRC_CORE_POLLING_ATTEMPT_H_
 #define DLOCK_SRC_CORE_POLLING_ATTEMPT_H_
 
@@ -63,8 +66,10 @@ class PollingAttempt : public std::enable_shared_from_this<PollingAttempt> {
   Contender::Done done_;
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   bool finished_ = false;
-  bool taking_ = false;  // a take() is in flight: a stop request waits for its answer
+  bool taking_ = false;                  // a take() is in flight
+  Executor::TimerId give_up_timer_ = 0;  // while a take() is in flight
   bool waited_ = false;
+  bool retried_ = false;  // once, after a try whose connection broke
   Clock::duration next_wait_;
 };
 

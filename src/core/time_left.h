@@ -2,6 +2,9 @@
 #ifndef DLOCK_SRC_CORE_TIME_LEFT_H_
 #define DLOCK_SRC_CORE_TIME_LEFT_H_
 
+#include <algorithm>
+#include <chrono>
+
 #include <dlock/clock.h>
 
 namespace dlock::detail {
@@ -12,6 +15,20 @@ namespace dlock::detail {
 inline Clock::duration time_left(Clock::time_point deadline) {
   const Clock::time_point now = Clock::now();
   return deadline <= now ? Clock::duration::zero() : deadline - now;
+}
+
+// How long past its deadline an attempt waits for an answer the server owes it. A server that
+// stops answering (a stalled network, a connection being made again) ends a timed acquisition
+// this long after its deadline, not after the connection's own timeouts, which are longer.
+inline constexpr Clock::duration kAnswerGrace = std::chrono::milliseconds(500);
+
+// When an attempt that sends a request now stops waiting for the answer and ends as timed
+// out: kAnswerGrace past the deadline, or past now for a try at or after the deadline (a try
+// once); never without a deadline (time_point::max()). An answer that comes later is undone:
+// what it granted is released.
+inline Clock::time_point give_up_at(Clock::time_point deadline) {
+  if (deadline == Clock::time_point::max()) return deadline;
+  return std::max(deadline, Clock::now()) + kAnswerGrace;
 }
 
 }  // namespace dlock::detail

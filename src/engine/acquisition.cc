@@ -5,6 +5,8 @@
 
 #include <dlock/error.h>
 
+#include "core/time_left.h"
+
 namespace dlock::engine {
 
 namespace {
@@ -22,8 +24,10 @@ std::shared_ptr<Acquisition> Acquisition::start(LockSite site, Clock::time_point
   self->observer_ = self->store_.on_session_lost([weak](Failure reason) {
     if (auto s = weak.lock()) s->fail(std::move(reason));
   });
-  if (!self->try_once_ && deadline != Clock::time_point::max()) {
-    self->timer_ = self->store_.executor().post_at(deadline, [weak] {
+  // A try once ends when the server has not answered it in time (time_left.h).
+  const Clock::time_point ends = self->try_once_ ? detail::give_up_at(deadline) : deadline;
+  if (ends != Clock::time_point::max()) {
+    self->timer_ = self->store_.executor().post_at(ends, [weak] {
       if (auto s = weak.lock()) s->fail(errc::timed_out);
     });
   }

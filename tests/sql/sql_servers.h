@@ -19,6 +19,12 @@ struct OnPostgres {
   std::string url(const std::string& query) const {
     return PgServer::shared().url(database) + "?" + query;
   }
+  // The same through `port` (a fault proxy's) instead of the server's.
+  std::string url_through(int port, const std::string& query) const {
+    return "postgresql://postgres:secret@127.0.0.1:" + std::to_string(port) + "/" + database + "?" +
+           query;
+  }
+  static int port() { return PgServer::shared().port(); }
   // The first column of the result's rows, one a line.
   std::string sql(const std::string& statement) const {
     return PgServer::shared().psql(statement, database);
@@ -40,6 +46,10 @@ struct OnMysql {
   std::string url(const std::string& query) const {
     return MysqlServer::shared().url(database, "?" + query);
   }
+  std::string url_through(int port, const std::string& query) const {
+    return "mysql://dlock:secret@127.0.0.1:" + std::to_string(port) + "/" + database + "?" + query;
+  }
+  static int port() { return MysqlServer::shared().port(); }
   std::string sql(const std::string& statement) const {
     std::string output = MysqlServer::shared().sql("USE `" + database + "`; " + statement);
     while (!output.empty() && output.back() == '\n') output.pop_back();

@@ -33,7 +33,15 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     on_stop_.emplace(std::move(stop), [weak] {
       if (auto self = weak.lock()) self->cancel();
     });
-    site_->core->executor->post([self = shared_from_this()] {
+    site_->core->executor->post([self = shared_from_this(), weak] {
+      // GET_LOCK's own timeout ends a wait at the deadline; this ends the attempt if the
+      // server stops answering (or a connection cannot be made) before that.
+      const Clock::time_point give_up = detail::give_up_at(self->deadline_);
+      if (give_up != Clock::time_point::max()) {
+        self->give_up_timer_ = self->site_->core->executor->post_at(give_up, [weak] {
+          if (auto attempt = weak.lock()) attempt->finish(Outcome::failure(errc::timed_out));
+        });
+      }
       self->site_->core->open_connection(
           [self](std::shared_ptr<MyConnection> connection, Reply reply) {
             self->connected(std::move(connection), std::move(reply));
@@ -146,6 +154,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     finished_ = true;
     on_stop_.reset();
     if (poll_timer_ != 0) site_->core->executor->cancel(poll_timer_);
+    if (give_up_timer_ != 0) site_->core->executor->cancel(give_up_timer_);
     if (!outcome.holding && connection_) {
       auto connection = connection_;
       if (waiter_row_ == 0 || connection->broken()) {
@@ -174,6 +183,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool finished_ = false;
   Clock::duration next_poll_ = kFirstPoll;
   detail::Executor::TimerId poll_timer_ = 0;
+  detail::Executor::TimerId give_up_timer_ = 0;
 };
 
 namespace {

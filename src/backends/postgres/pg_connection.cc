@@ -14,9 +14,25 @@ namespace {
 
 PGconn* pg(void* conn) { return static_cast<PGconn*>(conn); }
 
-std::string trimmed(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
+// libpq's message on one line. After a failure libpq may report the same text twice (once
+// for the result, once for the connection): it is said once.
+std::string trimmed(const std::string& text) {
+  std::string line;
+  bool space = false;
+  for (const char c : text) {
+    if (c == '\n' || c == '\t' || c == ' ') {
+      space = true;
+      continue;
+    }
+    if (space && !line.empty()) line += ' ';
+    space = false;
+    line += c;
+  }
+  const std::size_t half = line.size() / 2;
+  if (line.size() % 2 == 1 && line[half] == ' ' && line.compare(0, half, line, half + 1) == 0) {
+    line.resize(half);
+  }
+  return line;
 }
 
 // libpq reports connection failures as text only; these are the words of its refusals.

@@ -12,6 +12,7 @@
 #include "core/attempt_contender.h"
 #include "core/holder_data.h"
 #include "core/lock_kind.h"
+#include "core/time_left.h"
 #include "pg_holding.h"
 
 namespace dlock::postgres_backend {
@@ -68,6 +69,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                                    attempt->interrupt(errc::cancelled);
                                });
                              }));
+      // Until the wait on a connection of its own (busy()), the attempt's requests share the
+      // primary connection: if the server stops answering them, the attempt still ends.
+      const Clock::time_point give_up = detail::give_up_at(self->deadline_);
+      if (give_up != Clock::time_point::max()) {
+        self->deadline_timer_ = self->core_->executor->post_at(give_up, [weak] {
+          if (auto attempt = weak.lock()) attempt->interrupt(errc::timed_out);
+        });
+      }
       self->try_on_primary();
     });
   }
@@ -104,6 +113,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         [self = shared_from_this(), primary, index, key, entry, generation](Reply reply) {
           const bool taken = !reply.error && !reply.rows.empty() && reply.rows[0][0];
           if (!taken) self->core_->unclaim(key, self->shared_, *generation);
+          // The primary broke before this attempt could know (a reset while idle): its locks
+          // went with it, and a new primary serves the attempt, once.
+          if (reply.error == errc::connection_lost && !self->primary_retried_) {
+            self->primary_retried_ = true;
+            return self->try_on_primary();
+          }
           if (reply.error) return self->finish(failure_of(reply));
           if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
           if (!taken) return self->try_key(primary, index + 1);
@@ -151,6 +166,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const auto now = Clock::now();
     if (now >= deadline_) return finish(Outcome::failure(errc::timed_out));
     if (site_->spec.role == ContenderSpec::Role::semaphore) return poll_later(primary, now);
+    core_->executor->cancel(deadline_timer_);  // the server's wait ends at the deadline itself
     deadline_timer_ = core_->executor->post_at(deadline_, [weak = weak_from_this()] {
       if (auto self = weak.lock()) self->interrupt(errc::timed_out);
     });
@@ -262,6 +278,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   // Everything below is touched on the executor only.
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   bool finished_ = false;
+  bool primary_retried_ = false;
   detail::Executor::TimerId deadline_timer_ = 0;
   std::shared_ptr<PgConnection> own_;  // the waiting connection while the wait runs
   std::optional<std::uint64_t> polling_entry_;

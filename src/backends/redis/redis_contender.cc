@@ -9,6 +9,7 @@
 #include "core/attempt_contender.h"
 #include "core/holder_data.h"
 #include "core/lock_kind.h"
+#include "core/time_left.h"
 #include "redis_holding.h"
 
 namespace dlock::redis_backend {
@@ -108,8 +109,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const Clock::time_point sent = Clock::now();
     const bool wait = sent < deadline_;
     // A request can take long to answer (a reconnection waits up to the connect timeout): the
-    // deadline ends the attempt meanwhile, and finish() takes back a grant still on its way.
-    if (wait && deadline_ != Clock::time_point::max()) retry_at(deadline_);
+    // attempt ends meanwhile at give_up_at(), and finish() takes back a grant on its way.
+    const Clock::time_point give_up = detail::give_up_at(deadline_);
+    if (give_up != Clock::time_point::max()) {
+      timer_ = executor().post_at(give_up, [self = shared_from_this()] {
+        self->timer_.reset();
+        self->finish(Outcome::failure(errc::timed_out));
+      });
+    }
     in_flight_ = true;
     const Site& site = *site_;
     site.client->run(

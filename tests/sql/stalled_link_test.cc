@@ -1,0 +1,101 @@
+// The network between a SQL backend and its server failing, through a fault proxy, in every
+// mode of both servers (the default advisory locks or GET_LOCK, ?mode=table, ?mode=row):
+//   - a holder whose connection stalls past its heartbeat or ttl learns it lost the lock, and
+//     nobody else is let in before it knows;
+//   - a timed acquisition on a server that stops answering ends by its deadline (plus
+//     kAnswerGrace, 0.5 s), not after the connection's longer timeouts;
+//   - a connection reset while idle costs the next acquisition nothing.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <string>
+
+#include <dlock/dlock.h>
+
+#include "eventually.h"
+#include "fault_proxy.h"
+#include "mode_checks.h"
+#include "sql_servers.h"
+
+namespace dlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Each mode's query, with a lease short enough for a test: the table mode's row lives 1 s, the
+// others' connections answer a heartbeat every 500 ms.
+const char* const kModes[] = {"heartbeat=500ms", "mode=table&ttl=1s", "mode=row&heartbeat=500ms"};
+
+template <class Server>
+class StalledLinkTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<Backend> open_through(const FaultProxy& proxy, const std::string& query) {
+    return dlock::open(server_.url_through(proxy.port(), query));
+  }
+  Server server_;
+};
+
+using Servers = ::testing::Types<OnPostgres, OnMysql>;
+TYPED_TEST_SUITE(StalledLinkTest, Servers, ServerNames);
+
+TYPED_TEST(StalledLinkTest, AStalledHolderLearnsItLostBeforeAnyoneElseGetsIn) {
+  for (const std::string query : kModes) {
+    SCOPED_TRACE(query);
+    FaultProxy proxy(TypeParam::port(), FaultProxy::Framing::bytes);
+    Mutex holder(this->open_through(proxy, query), "/stalled");
+    holder.lock();
+    std::atomic<Clock::rep> lost_at{0};
+    std::stop_callback on_lost(holder.lost(),
+                               [&] { lost_at = Clock::now().time_since_epoch().count(); });
+    proxy.blackhole();
+    // The table mode's row expires and the next holder takes it over; in the other modes the
+    // server keeps the lock while the stalled connection lives, until the stall ends.
+    Mutex next(dlock::open(this->server_.url(query)), "/stalled");
+    auto next_holds_since = std::async(std::launch::async, [&] {
+      return next.try_lock_for(10s) ? Clock::now().time_since_epoch().count() : Clock::rep{0};
+    });
+    EXPECT_TRUE(eventually([&] { return lost_at.load() != 0; }, 5s));
+    proxy.pass();
+    const Clock::rep next_held_at = next_holds_since.get();
+    ASSERT_NE(next_held_at, 0);
+    EXPECT_LT(lost_at.load(), next_held_at);
+    EXPECT_GT(next.token(), 0u);
+    next.unlock();
+  }
+}
+
+TYPED_TEST(StalledLinkTest, ASilentServerEndsATimedAcquisitionByItsDeadline) {
+  for (const std::string query : kModes) {
+    SCOPED_TRACE(query);
+    FaultProxy proxy(TypeParam::port(), FaultProxy::Framing::bytes);
+    auto backend = this->open_through(proxy, query);
+    Mutex warm_up(backend, "/warm-up");  // the backend's connections are made
+    warm_up.lock();
+    warm_up.unlock();
+    proxy.blackhole();
+    Mutex mutex(backend, "/silent");
+    const auto began = std::chrono::steady_clock::now();
+    EXPECT_FALSE(mutex.try_lock_for(1s));
+    EXPECT_LT(std::chrono::steady_clock::now() - began, 2500ms);
+    proxy.pass();
+  }
+}
+
+TYPED_TEST(StalledLinkTest, AConnectionResetWhileIdleCostsTheNextAcquisitionNothing) {
+  for (const std::string query : kModes) {
+    SCOPED_TRACE(query);
+    FaultProxy proxy(TypeParam::port(), FaultProxy::Framing::bytes);
+    auto backend = this->open_through(proxy, query);
+    Mutex first(backend, "/reset");
+    first.lock();
+    first.unlock();
+    proxy.reset();
+    Mutex second(backend, "/reset");
+    EXPECT_TRUE(second.try_lock_for(5s));
+  }
+}
+
+}  // namespace
+}  // namespace dlock::test
