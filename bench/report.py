@@ -354,7 +354,10 @@ def main():
           "- Settings: %d rounds, every point once per round in the same order (A B C A B C ...), "
           "K per implementation from a pilot so that one run takes about %s s (quick mode: %s)." % (
               reps, full.get("target_s", 6), full.get("quick", False)),
-          "- Re-render the page from the raw results without rerunning: `bench/report.py %s`." % rel]
+          "- Re-render the page from the raw results without rerunning: `bench/report.py %s`." % rel,
+          "- The other backends: PostgreSQL and MariaDB beside hand-written psycopg and PyMySQL locks "
+          "in [benchmarks-sql.md](benchmarks-sql.md) (`bench/sql.sh`); Redis by hand in "
+          "[redis.md](redis.md#measuring-it)."]
     md += ["- " + line for line in machine_and_versions(full, extra)]
     md += ["", "## Method", "",
            "Every implementation is one program following the "
