@@ -133,6 +133,26 @@ TEST_F(MysqlTest, TheMariadbClientSharesALongNameWithOneGetLock) {
   EXPECT_TRUE(eventually([&] { return client.ask("SELECT IS_FREE_LOCK(" + name + ")") == "1"; }));
 }
 
+// A database an earlier dlock used has dlock_contenders without the marker column: the first
+// backend to open adds it, and the old rows, which have no marker, count as ended and go.
+TEST_F(MysqlTest, ATableAnEarlierDlockMadeGetsTheMarkerColumn) {
+  server().sql("CREATE TABLE `" + database_ +
+               "`.dlock_contenders (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, name "
+               "VARCHAR(64) NOT NULL, path VARCHAR(1024) NOT NULL, conn BIGINT UNSIGNED NOT NULL, "
+               "holds BOOLEAN NOT NULL, permits INT UNSIGNED NOT NULL, data VARCHAR(2048) NOT "
+               "NULL, KEY (path(191)), KEY (conn)) ENGINE=InnoDB; INSERT INTO `" +
+               database_ +
+               "`.dlock_contenders (name, path, conn, holds, permits, data) VALUES ('/old', "
+               "'/old', 1, 0, 2, '{}')");
+  auto backend = open();
+  EXPECT_EQ(std::stoi(server().sql("SELECT COUNT(*) FROM `" + database_ + "`.dlock_contenders")),
+            0);
+  Mutex mutex(backend, "/old");
+  EXPECT_TRUE(mutex.try_lock_for(5s));
+  EXPECT_EQ(backend->status("/old").holders.size(), 1u);
+  open();  // the column is there now: nothing to add
+}
+
 // After a restart the server gives connection ids out again, so a row left from before it can
 // name a connection that is alive. Such a row must not count: here it names the mariadb
 // client's connection, as a semaphore's waiter, without holding its marker.

@@ -76,6 +76,14 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     query_control(
         *impl, [](const MyConnection&) { return mysql_backend::kCreateTable; }, deadline,
         options.stop);
+    const Reply marker = query_control(
+        *impl, [](const MyConnection&) { return mysql_backend::kHasMarkerColumn; }, deadline,
+        options.stop);
+    if (number(marker.rows.empty() ? std::nullopt : marker.rows[0][0]) == 0) {
+      query_control(
+          *impl, [](const MyConnection&) { return mysql_backend::kAddMarkerColumn; }, deadline,
+          options.stop);
+    }
     query_control(
         *impl, [](const MyConnection&) { return mysql_backend::kRemoveStaleRows; }, deadline,
         options.stop);

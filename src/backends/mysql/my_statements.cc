@@ -31,6 +31,13 @@ const char* const kCreateTable =
     " KEY (path(191)), KEY (conn)"
     ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
 
+const char* const kHasMarkerColumn =
+    "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+    "TABLE_NAME = 'dlock_contenders' AND COLUMN_NAME = 'marker'";
+
+const char* const kAddMarkerColumn =
+    "ALTER TABLE dlock_contenders ADD COLUMN marker VARCHAR(64) NOT NULL DEFAULT ''";
+
 const char* const kRemoveStaleRows =
     "DELETE FROM dlock_contenders WHERE NOT (IS_USED_LOCK(marker) <=> conn)";
 

@@ -15,6 +15,11 @@ namespace dlock::mysql_backend {
 // waiter, with its kind (permits: 0 for a Mutex, N for a Semaphore of N). Rows of connections
 // that ended are stale and skipped by every reader.
 extern const char* const kCreateTable;
+// A table an earlier dlock made lacks the `marker` column (docs/mysql.md, "Upgrading"): one row
+// with 1 if it has it, 0 if not; kAddMarkerColumn adds it, and rows without a marker count as
+// ended.
+extern const char* const kHasMarkerColumn;
+extern const char* const kAddMarkerColumn;
 
 // The GET_LOCK name of the lock path `quoted`: the path if at most 64 characters (MySQL 8's
 // limit), else its first 23 characters, '~' and its SHA-1 in hex (64 characters).
