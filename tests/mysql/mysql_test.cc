@@ -181,6 +181,25 @@ TEST_F(MysqlTest, ARowLeftBeforeARestartDoesNotCountWhenItsConnectionIdIsReused)
   EXPECT_EQ(ghosts(), 0);
 }
 
+// A row-mode holder's transaction only ever rolls back, so a token drawn inside it is not
+// durable: a server that crashed would hand it out again (the safety checker saw it). The
+// token is committed before the holder hears of it, and its row is left as the only one.
+TEST_F(MysqlTest, ARowModeTokenIsCommittedBeforeTheHolderHearsOfIt) {
+  auto backend = open("?mode=row");
+  for (const std::string path : {"/committed-a", "/committed-b"}) {
+    Mutex mutex(backend, path);
+    mutex.lock();
+    const std::string token = std::to_string(mutex.token());
+    const auto fence_rows = [&] {
+      return server().sql("SELECT GROUP_CONCAT(id ORDER BY id) FROM `" + database_ +
+                          "`.dlock_row_fence");
+    };
+    EXPECT_NE(("," + fence_rows()).find("," + token), std::string::npos) << token;
+    EXPECT_TRUE(eventually([&] { return fence_rows() == token + "\n"; })) << fence_rows();
+    mutex.unlock();
+  }
+}
+
 // Lock paths have at most 3 bytes a character (nothing outside the BMP), so 64
 // characters are at most MariaDB's 192 bytes: 64 three-byte characters are the server's name
 // as they are; one more, or the longest valid path (1024 bytes), is mapped. The client takes

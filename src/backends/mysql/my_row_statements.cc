@@ -17,9 +17,10 @@ sql::RowStatements row_statements() {
       " name CHAR(40) CHARACTER SET ascii NOT NULL PRIMARY KEY,"
       " path VARCHAR(1024) NOT NULL"
       ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin");
-  // Tokens: an AUTO_INCREMENT id inserted inside the holding transaction, after the grant. The
-  // ROLLBACK that releases removes the row, never the id: InnoDB does not hand an id out twice
-  // and keeps its counter across restarts (MySQL 8, MariaDB 10.2.4 and later).
+  // Tokens: an AUTO_INCREMENT id, inserted with autocommit so that the counter's advance is
+  // durable (an insert that only ever rolls back may be drawn again after a crash). InnoDB
+  // keeps the counter when the rows are gone, across restarts too (MariaDB 10.2.4 and later,
+  // MySQL 8), so each draw removes the rows before it.
   s.setup.push_back(
       "CREATE TABLE IF NOT EXISTS dlock_row_fence ("
       " id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY"
@@ -41,8 +42,9 @@ sql::RowStatements row_statements() {
   // Whole seconds, at least one: the client's KILL QUERY at its deadline is the precise limit.
   s.set_wait =
       "SET SESSION innodb_lock_wait_timeout = CAST(GREATEST(1, CEIL($1 / 1000)) AS UNSIGNED)";
-  s.lock = {"SELECT 1 FROM dlock_row_locks WHERE name = SHA1($1) FOR UPDATE",
-            "INSERT INTO dlock_row_fence () VALUES ()"};
+  s.lock = "SELECT 1 FROM dlock_row_locks WHERE name = SHA1($1) FOR UPDATE";
+  s.draw_token = "INSERT INTO dlock_row_fence () VALUES ()";
+  s.drop_older_tokens = "DELETE FROM dlock_row_fence WHERE id < $1";
   s.end = "ROLLBACK";
   s.record =
       "INSERT INTO dlock_row_contenders (conn, path, holds, token, data, since) VALUES ($1, $2, "

@@ -21,10 +21,9 @@ sql::RowStatements row_statements(const std::string& schema) {
   s.begin = "BEGIN";
   // lock_timeout is in ms; set_config(..., true) lasts until the transaction ends.
   s.set_wait = "SELECT set_config('lock_timeout', $1::text, true)";
-  // The token is drawn by a statement after the grant, inside the holding transaction: every
-  // later holder draws after this one's release. A sequence is not rolled back.
-  s.lock = {"SELECT 1 FROM " + locks + " WHERE path = $1 FOR UPDATE",
-            "SELECT nextval('" + prefix + "dlock_fence')"};
+  s.lock = "SELECT 1 FROM " + locks + " WHERE path = $1 FOR UPDATE";
+  // Autocommit: a nextval() whose transaction never commits may be drawn again after a crash.
+  s.draw_token = "SELECT nextval('" + prefix + "dlock_fence')";
   s.end = "ROLLBACK";
   s.record = "INSERT INTO " + contenders +
              " (conn, path, holds, token, data) VALUES ($1::integer, $2, $3::integer, $4::bigint, "

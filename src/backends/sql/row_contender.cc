@@ -131,11 +131,11 @@ class RowAttempt : public std::enable_shared_from_this<RowAttempt> {
   }
 
   void wait() {
-    const std::vector<std::string>& lock = locks_->sql().lock;
     waiting_ = true;
     // A deadline already past asks for one try: NOWAIT makes a busy row an error at once.
+    const std::string& lock = locks_->sql().lock;
     session_->run(
-        nowait_ ? lock.front() + " NOWAIT" : lock.front(), {site_->path},
+        nowait_ ? lock + " NOWAIT" : lock, {site_->path},
         [self = shared_from_this()](Result result) {
           self->waiting_ = false;
           if (self->finished_) return;
@@ -143,25 +143,30 @@ class RowAttempt : public std::enable_shared_from_this<RowAttempt> {
           if (result.error) return self->finish(Outcome::failure(result.error, result.message));
           // No row, no lock: FOR UPDATE of nothing would return at once, holding nothing.
           if (result.rows.empty()) {
-            self->finish(Outcome::failure(make_error_code(errc::backend_failure),
-                                          "the lock's row is missing from dlock_row_locks"));
+            return self->finish(Outcome::failure(make_error_code(errc::backend_failure),
+                                                 "the lock's row is missing from dlock_row_locks"));
           }
+          self->draw_token();
         },
         /*may_wait=*/true);
-    for (std::size_t i = 1; i < lock.size(); ++i) {
-      const bool last = i + 1 == lock.size();
-      session_->run(lock[i], {}, [self = shared_from_this(), last](Result result) {
-        if (self->finished_) return;
-        if (result.error) return self->finish(Outcome::failure(result.error, result.message));
-        if (last) self->granted(result);
-      });
-    }
   }
 
-  void granted(const Result& result) {
-    const std::uint64_t token = result.rows.empty() ? result.insert_id : number(result.rows[0][0]);
-    locks_->link().run(locks_->sql().record,
-                       {session_->id(), site_->path, "1", std::to_string(token), site_->data}, {});
+  // The token is drawn after the grant, so every later holder draws after this one, and
+  // committed before the holder hears of it: a value drawn inside the holding transaction,
+  // which only ever rolls back, is not durable, and a server that crashed would draw it again.
+  void draw_token() {
+    locks_->link().run(locks_->sql().draw_token, {}, [self = shared_from_this()](Result result) {
+      if (self->finished_) return;
+      if (result.error) return self->finish(Outcome::failure(result.error, result.message));
+      self->granted(result.rows.empty() ? result.insert_id : number(result.rows[0][0]));
+    });
+  }
+
+  void granted(std::uint64_t token) {
+    const RowStatements& sql = locks_->sql();
+    const std::string token_text = std::to_string(token);
+    if (!sql.drop_older_tokens.empty()) locks_->link().run(sql.drop_older_tokens, {token_text}, {});
+    locks_->link().run(sql.record, {session_->id(), site_->path, "1", token_text, site_->data}, {});
     auto holding = RowHolding::start(locks_, std::move(session_), token);
     recorded_ = false;  // the holding forgets the record on release
     finish(Outcome::success(std::move(holding)));

@@ -27,11 +27,14 @@ struct RowStatements {
   // $1 ms: how long the server itself may wait for the row, a safety net behind the client's
   // own deadline (the client interrupts the wait at its deadline).
   std::string set_wait;
-  // Run in order inside the transaction, at least two: the first, "SELECT ... FOR UPDATE"
-  // (" NOWAIT" may be appended), waits for the row's lock; the last, run once it is granted,
-  // draws the token: its one row's one value (PostgreSQL) or its insert id (MySQL). $1 path, for
-  // the first only.
-  std::vector<std::string> lock;
+  // $1 path: "SELECT ... FOR UPDATE" inside the transaction (" NOWAIT" may be appended),
+  // waiting for the row's lock.
+  std::string lock;
+  // Run on the shared connection once the row is granted, outside any transaction: draws the
+  // token, its one row's one value (PostgreSQL) or its insert id (MySQL).
+  std::string draw_token;
+  // $1 token just drawn: removes what drawing left behind (MySQL's rows); empty if nothing.
+  std::string drop_older_tokens;
   std::string end;  // ends the transaction (ROLLBACK), freeing the row
   // $1 connection id, $2 path, $3 holds (0 or 1), $4 token (null for a waiter), $5 data.
   std::string record;
