@@ -10,6 +10,9 @@
 # the user postgres, and DIR is handed to it.
 #   PG_OWNER_PID   if set, a watchdog stops the server and removes DIR once that process is
 #                  gone, so a crashed test binary does not leave a server behind.
+#   PG_SYNCHRONOUS_COMMIT  synchronous_commit (default off, for speed): "on" makes each commit
+#                  reach the WAL before it is acknowledged, so commits survive a crash
+#                  (pg-stop.sh with PG_STOP_MODE=immediate).
 set -euo pipefail
 # shellcheck source=scripts/zk-common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/zk-common.sh"
@@ -39,7 +42,7 @@ fi
 
 start() {
   run "$bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -t 30 -o "-p $1 -k $dir \
-    -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+    -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${PG_SYNCHRONOUS_COMMIT:-off} \
     -c full_page_writes=off -c ssl=on -c max_connections=200" start >/dev/null 2>&1
 }
 

@@ -111,6 +111,10 @@ std::unique_ptr<SafetyServer> start_server(const std::string& backend, const std
   const auto lease = mode == "table" ? 1500ms : 1000ms;
   const std::string database = unique_database();
   if (backend == "postgres") {
+    // The restart is a crash (an immediate shutdown), with commits durable before they are
+    // acknowledged, as on a server configured by default (see the MariaDB case below).
+    ::setenv("PG_SYNCHRONOUS_COMMIT", "on", 1);
+    ::setenv("PG_STOP_MODE", "immediate", 1);
     PgServer& server = PgServer::shared();
     server.create_database(database);
     return std::make_unique<SqlTarget>(
