@@ -51,7 +51,11 @@ def measure():
                     try:
                         run = subprocess.run(argv, capture_output=True, text=True, timeout=300)
                         line = json.loads(run.stdout.strip().splitlines()[-1])
-                    except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError) as e:
+                        # A run that failed, or saw two holders at once, is not a figure.
+                        if run.returncode != 0 or line.get("violations", 0) > 0:
+                            raise ValueError("exit %d, %s violations, %s" % (
+                                run.returncode, line.get("violations", 0), run.stderr[-300:]))
+                    except (subprocess.TimeoutExpired, IndexError, ValueError) as e:
                         print("%s %s %s/%d failed: %s" % (database, impl, scenario, clients, e),
                               file=sys.stderr)
                         continue

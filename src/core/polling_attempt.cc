@@ -67,6 +67,9 @@ void PollingAttempt::poll() {
   steps_->take([self = shared_from_this()](Outcome outcome) {
     self->taking_ = false;
     self->executor_->cancel(self->give_up_timer_);
+    // The attempt ended while this take was in flight: its steps may have gone on (a waiter's
+    // record), so they are undone only now.
+    if (self->finished_) self->steps_->finished();
     self->on_taken(std::move(outcome));
   });
 }
@@ -105,7 +108,7 @@ void PollingAttempt::on_taken(Outcome outcome) {
 void PollingAttempt::finish(Outcome outcome) {
   if (finished_) return;
   finished_ = true;
-  steps_->finished();
+  if (!taking_) steps_->finished();
   on_stop_.reset();
   Contender::Done done = std::move(done_);
   done(std::move(outcome));

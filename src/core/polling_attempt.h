@@ -34,7 +34,8 @@ class PollingAttempt : public std::enable_shared_from_this<PollingAttempt> {
     virtual void take(Taken then);
     // Once, before the first wait: make the waiter visible (status()). Throws dlock::Error.
     virtual void waiting() {}
-    // Once, when the attempt ends, whatever the outcome: undo what waiting() did.
+    // Once, when the attempt ends, whatever the outcome, and never while a take is in
+    // flight (then after its answer): undo what waiting() and take() left visible.
     virtual void finished() noexcept {}
   };
   struct Backoff {

@@ -80,6 +80,11 @@ TYPED_TEST(StalledLinkTest, ASilentServerEndsATimedAcquisitionByItsDeadline) {
     EXPECT_FALSE(mutex.try_lock_for(1s));
     EXPECT_LT(std::chrono::steady_clock::now() - began, 2500ms);
     proxy.pass();
+    // Whatever the late answers granted is released, or freed with the connection.
+    auto direct = dlock::open(this->server_.url(query));
+    Mutex other(direct, "/silent");
+    EXPECT_TRUE(other.try_lock_for(5s));
+    EXPECT_TRUE(direct->status("/silent").waiters.empty());
   }
 }
 

@@ -44,8 +44,13 @@ def table_lock(url, name):
 
 def get_lock(url, name):
     db = connect(url).cursor()
-    return (lambda: db.execute("SELECT GET_LOCK(%s, 30)", (name,)),
-            lambda: db.execute("SELECT RELEASE_LOCK(%s)", (name,)))
+
+    def acquire():
+        db.execute("SELECT GET_LOCK(%s, 30)", (name,))
+        if db.fetchone()[0] != 1:  # 0: timed out; NULL: an error
+            raise RuntimeError("GET_LOCK(%r, 30) did not grant the lock" % name)
+
+    return acquire, lambda: db.execute("SELECT RELEASE_LOCK(%s)", (name,))
 
 
 if __name__ == "__main__":

@@ -39,7 +39,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       const Clock::time_point give_up = detail::give_up_at(self->deadline_);
       if (give_up != Clock::time_point::max()) {
         self->give_up_timer_ = self->site_->core->executor->post_at(give_up, [weak] {
-          if (auto attempt = weak.lock()) attempt->finish(Outcome::failure(errc::timed_out));
+          if (auto attempt = weak.lock()) {
+            attempt->silent_ = true;
+            attempt->finish(Outcome::failure(errc::timed_out));
+          }
         });
       }
       self->site_->core->open_connection(
@@ -149,6 +152,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   }
 
   // Ends the attempt; a connection that does not hold the lock is closed, its waiter row gone.
+  // A server that stopped answering would hold the row's DELETE, and so the close, back: then
+  // the connection closes at once, and its row stops counting with it (the row's marker is the
+  // connection's) until the next open sweeps it.
   void finish(Outcome outcome) {
     if (finished_) return;
     finished_ = true;
@@ -157,7 +163,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (give_up_timer_ != 0) site_->core->executor->cancel(give_up_timer_);
     if (!outcome.holding && connection_) {
       auto connection = connection_;
-      if (waiter_row_ == 0 || connection->broken()) {
+      if (waiter_row_ == 0 || silent_ || connection->broken()) {
         connection->close(make_error_code(errc::cancelled), "the attempt ended");
       } else {
         connection->query(remove_row(waiter_row_), [connection](const Reply&) {
@@ -180,6 +186,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::uint64_t waiter_row_ = 0;
   bool waiting_ = false;  // a GET_LOCK that may wait is in flight
   bool cancelled_ = false;
+  bool silent_ = false;  // the give-up timer ended the attempt: the server does not answer
   bool finished_ = false;
   Clock::duration next_poll_ = kFirstPoll;
   detail::Executor::TimerId poll_timer_ = 0;

@@ -35,8 +35,8 @@ sql::Result result_of(Reply reply) {
 // A connection of its own for one row-mode lock.
 class MySession final : public sql::Session {
  public:
-  explicit MySession(std::shared_ptr<MyConnection> connection)
-      : connection_(std::move(connection)) {}
+  MySession(std::shared_ptr<MyConnection> connection, std::weak_ptr<mysql::Backend::Impl> core)
+      : connection_(std::move(connection)), core_(std::move(core)) {}
   void run(const std::string& statement, std::vector<sql::Value> params, Done done,
            bool may_wait) override {
     connection_->query(
@@ -47,13 +47,22 @@ class MySession final : public sql::Session {
         may_wait);
   }
   std::string id() const override { return std::to_string(connection_->id()); }
-  void watch(std::function<void()> lost) override { connection_->watch(std::move(lost)); }
+  void watch(std::function<void()> lost) override {
+    watches_.push_back(connection_->watch(std::move(lost)));
+  }
   void close() noexcept override {
     connection_->close(make_error_code(errc::session_closed), "the lock's connection was closed");
+  }
+  void give_back() noexcept override {
+    for (const std::uint64_t id : watches_) connection_->unwatch(id);
+    if (auto core = core_.lock()) return core->give_back(connection_);
+    close();
   }
 
  private:
   const std::shared_ptr<MyConnection> connection_;
+  const std::weak_ptr<mysql::Backend::Impl> core_;
+  std::vector<std::uint64_t> watches_;
 };
 
 }  // namespace
@@ -69,13 +78,13 @@ void MyLink::open_session(Clock::time_point, Opened opened) {
   // Each connection is bounded by the connect timeout; the attempt's own deadline ends it
   // earlier if need be.
   core->open_connection(
-      [executor = executor_, heartbeat = core->heartbeat, opened = std::move(opened)](
+      [executor = executor_, core = core_, heartbeat = core->heartbeat, opened = std::move(opened)](
           std::shared_ptr<MyConnection> connection, Reply reply) {
-        executor->post([opened, heartbeat, connection = std::move(connection),
+        executor->post([opened, core, heartbeat, connection = std::move(connection),
                         reply = std::move(reply)]() mutable {
           if (!connection) return opened(nullptr, result_of(std::move(reply)));
           connection->keep_alive(heartbeat);
-          opened(std::make_shared<MySession>(std::move(connection)), {});
+          opened(std::make_shared<MySession>(std::move(connection), core), {});
         });
       });
 }

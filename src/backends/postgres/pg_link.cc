@@ -16,8 +16,8 @@ sql::Result result_of(Reply reply) {
 // A connection of its own for one row-mode lock.
 class PgSession final : public sql::Session {
  public:
-  explicit PgSession(std::shared_ptr<PgConnection> connection)
-      : connection_(std::move(connection)) {}
+  PgSession(std::shared_ptr<PgConnection> connection, std::weak_ptr<postgres::Backend::Impl> core)
+      : connection_(std::move(connection)), core_(std::move(core)) {}
   void run(const std::string& statement, std::vector<sql::Value> params, Done done,
            bool may_wait) override {
     connection_->query(
@@ -28,13 +28,22 @@ class PgSession final : public sql::Session {
         may_wait);
   }
   std::string id() const override { return std::to_string(connection_->backend_pid()); }
-  void watch(std::function<void()> lost) override { connection_->watch(std::move(lost)); }
+  void watch(std::function<void()> lost) override {
+    watches_.push_back(connection_->watch(std::move(lost)));
+  }
   void close() noexcept override {
     connection_->close(make_error_code(errc::session_closed), "the lock's connection was closed");
+  }
+  void give_back() noexcept override {
+    for (const std::uint64_t id : watches_) connection_->unwatch(id);
+    if (auto core = core_.lock()) return core->give_back(connection_);
+    close();
   }
 
  private:
   const std::shared_ptr<PgConnection> connection_;
+  const std::weak_ptr<postgres::Backend::Impl> core_;
+  std::vector<std::uint64_t> watches_;
 };
 
 }  // namespace
@@ -47,13 +56,13 @@ void PgLink::open_session(Clock::time_point deadline, Opened opened) {
                                   .message = "the backend was closed"});
     });
   }
-  core->open_connection(deadline, [executor = executor_, opened = std::move(opened)](
-                                      std::shared_ptr<PgConnection> connection, Reply reply) {
-    // open_connection() may answer from inside this call; callers are promised later.
+  core->borrow(deadline, [executor = executor_, core = core_, opened = std::move(opened)](
+                             std::shared_ptr<PgConnection> connection, Reply reply) {
+    // borrow() may answer from inside this call; callers are promised later.
     executor->post(
-        [opened, connection = std::move(connection), reply = std::move(reply)]() mutable {
+        [opened, core, connection = std::move(connection), reply = std::move(reply)]() mutable {
           if (!connection) return opened(nullptr, result_of(std::move(reply)));
-          opened(std::make_shared<PgSession>(std::move(connection)), {});
+          opened(std::make_shared<PgSession>(std::move(connection), core), {});
         });
   });
 }

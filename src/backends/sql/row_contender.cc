@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <utility>
 
 #include <dlock/error.h>
 
@@ -87,21 +88,28 @@ class RowAttempt : public std::enable_shared_from_this<RowAttempt> {
         });
   }
 
-  // The lock's row first, if it may be missing (rows are never deleted).
+  // The lock's row first, if it may be missing (rows are never deleted). The first statement's
+  // answer is awaited: a connection given back earlier may have broken while idle (a server
+  // restart not noticed yet), and is then replaced, once.
   void prepare() {
     const RowStatements& sql = locks_->sql();
-    if (sql.find_row.empty()) {
-      session_->run(sql.ensure_row, {site_->path}, failed());
-      return begin();
-    }
-    session_->run(sql.find_row, {site_->path}, [self = shared_from_this()](Result result) {
-      if (self->finished_) return;
-      if (result.error) return self->finish(Outcome::failure(result.error, result.message));
-      if (result.rows.empty()) {
-        self->session_->run(self->locks_->sql().ensure_row, {self->site_->path}, self->failed());
-      }
-      self->begin();
-    });
+    const bool look_first = !sql.find_row.empty();
+    session_->run(look_first ? sql.find_row : sql.ensure_row, {site_->path},
+                  [self = shared_from_this(), look_first](Result result) {
+                    if (self->finished_) return;
+                    if (result.error == errc::connection_lost && !self->retried_) {
+                      self->retried_ = true;
+                      std::exchange(self->session_, nullptr)->close();
+                      return self->open();
+                    }
+                    if (result.error)
+                      return self->finish(Outcome::failure(result.error, result.message));
+                    if (look_first && result.rows.empty()) {
+                      self->session_->run(self->locks_->sql().ensure_row, {self->site_->path},
+                                          self->failed());
+                    }
+                    self->begin();
+                  });
   }
 
   // A statement's answer that only matters if it is an error.
@@ -139,7 +147,10 @@ class RowAttempt : public std::enable_shared_from_this<RowAttempt> {
         [self = shared_from_this()](Result result) {
           self->waiting_ = false;
           if (self->finished_) return;
-          if (result.error && self->nowait_) return self->end(errc::timed_out);
+          if (result.error && self->nowait_) {
+            self->answered_busy_ = true;
+            return self->end(errc::timed_out);
+          }
           if (result.error) return self->finish(Outcome::failure(result.error, result.message));
           // No row, no lock: FOR UPDATE of nothing would return at once, holding nothing.
           if (result.rows.empty()) {
@@ -187,6 +198,8 @@ class RowAttempt : public std::enable_shared_from_this<RowAttempt> {
   void abandon_session() {
     std::shared_ptr<Session> session = std::move(session_);
     if (recorded_) locks_->link().run(locks_->sql().forget, {session->id()}, {});
+    // A busy row refused at once (NOWAIT) leaves the connection sound: the next try uses it.
+    if (answered_busy_) return locks_->end_transaction(std::move(session));
     if (!waiting_) return session->close();
     locks_->link().interrupt(*session, [session](Result) { session->close(); });
   }
@@ -203,6 +216,8 @@ class RowAttempt : public std::enable_shared_from_this<RowAttempt> {
   std::shared_ptr<Session> session_;
   bool recorded_ = false;
   bool waiting_ = false;
+  bool answered_busy_ = false;  // NOWAIT found the row locked
+  bool retried_ = false;        // once, with a new connection for one that had broken
   bool finished_ = false;
 };
 

@@ -21,8 +21,7 @@ std::shared_ptr<RowHolding> RowHolding::start(std::shared_ptr<RowLocks> locks,
 
 void RowHolding::do_release() noexcept {
   locks_->shared_link()->executor()->post([locks = locks_, session = session_] {
-    // ROLLBACK frees the row at once; closing alone would too, once the server noticed.
-    session->run(locks->sql().end, {}, [session](Result) { session->close(); });
+    locks->end_transaction(session);
     locks->link().run(locks->sql().forget, {session->id()}, {});
   });
 }

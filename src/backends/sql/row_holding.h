@@ -1,6 +1,7 @@
 // One lock held in the row mode: a connection whose open transaction holds the row's lock.
 // lost() fires when that connection breaks or misses its heartbeat. Release ends the
-// transaction (ROLLBACK) and closes the connection; the contender's row for status() goes.
+// transaction (ROLLBACK) and gives the connection back for the next holding; the
+// contender's row for status() goes.
 #ifndef DLOCK_SRC_BACKENDS_SQL_ROW_HOLDING_H_
 #define DLOCK_SRC_BACKENDS_SQL_ROW_HOLDING_H_
 

@@ -24,4 +24,11 @@ std::unique_ptr<detail::Contender> RowLocks::make_contender(std::string_view pat
                                     .data = detail::encode_holder_data(options.label)});
 }
 
+void RowLocks::end_transaction(std::shared_ptr<Session> session) const {
+  session->run(sql_.end, {}, [session](Result result) {
+    if (result.error) return session->close();
+    session->give_back();
+  });
+}
+
 }  // namespace dlock::sql

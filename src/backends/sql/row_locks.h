@@ -1,6 +1,7 @@
 // The row mode of the SQL backends (postgres://...?mode=row, mysql://...?mode=row): the seed
 // article's second database lock, SELECT ... FOR UPDATE on the lock's row in a transaction
-// kept open while the lock is held, on a connection of the lock's own:
+// kept open while the lock is held, on a connection of the lock's own (kept by the backend
+// for the next holding once the transaction has ended):
 //   - the row is on the table's primary key (dlock_row_locks), inserted if missing, so the
 //     row lock covers that row only (FOR UPDATE on an unindexed column locks every row it
 //     scans on InnoDB: docs/mysql.md);
@@ -13,8 +14,9 @@
 //     innodb_lock_wait_timeout) is set past the deadline as a safety net;
 //   - lost() when the holding connection breaks or misses its heartbeat: the server may free
 //     the lock first, so loss_notice() is zero, and the token is what fences;
-//   - the token is drawn inside the transaction once the row lock is granted (the sequence on
-//     PostgreSQL, an AUTO_INCREMENT id on MySQL, neither given back by a rollback).
+//   - the token is drawn once the row lock is granted, with autocommit on the shared
+//     connection (the sequence on PostgreSQL, an AUTO_INCREMENT id on MySQL): a draw inside
+//     the holding transaction, which only rolls back, would not survive a server crash.
 // Mutex, the write side of SharedMutex and MultiLock. Readers and Semaphores are refused
 // (not_supported): a waiter queued on one row cannot take whichever of N rows frees first, and
 // shared row locks (FOR SHARE) are not built.
@@ -50,6 +52,10 @@ class RowLocks : public ModeTables, public std::enable_shared_from_this<RowLocks
   std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options);
+
+  // On the executor: ends `session`'s transaction (ROLLBACK), freeing its row, and gives the
+  // connection back for a later holding; a connection whose ROLLBACK failed is closed.
+  void end_transaction(std::shared_ptr<Session> session) const;
 
   const RowStatements& sql() const noexcept { return sql_; }
   Clock::duration connect_timeout() const noexcept { return connect_timeout_; }

@@ -45,6 +45,10 @@ class Session {
   virtual void watch(std::function<void()> lost) = 0;
   // Ends the connection: the server rolls its transaction back, freeing its row locks.
   virtual void close() noexcept = 0;
+  // For a connection whose transaction has ended, holding nothing: the backend keeps it for a
+  // later Link::open_session() (or closes it if it keeps enough already), and forgets what
+  // watch() asked. The session is not used after.
+  virtual void give_back() noexcept = 0;
 };
 
 // Thread safety: run(), open_session() and interrupt() must be called on executor();
@@ -55,7 +59,8 @@ class Link {
   using Opened = std::function<void(std::shared_ptr<Session>, Result)>;
   virtual ~Link() = default;
 
-  // A new connection of its own, with the backend's heartbeat, or null and the failure
+  // A connection of its own (one given back earlier, else a new one), with the backend's
+  // heartbeat, or null and the failure
   // (connect_failed by `deadline`, session_closed, ...). `opened` runs once, on the executor.
   virtual void open_session(Clock::time_point deadline, Opened opened) = 0;
   // Ends the statement `session` runs now (a lock wait), from the shared connection

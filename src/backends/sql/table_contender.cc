@@ -122,8 +122,8 @@ class TableSteps final : public detail::PollingAttempt::Steps {
   const std::shared_ptr<const TableSite> site_;
   const std::shared_ptr<TableLocks> locks_;
   const std::string owner_;
-  // The executor's only. The attempt owns these steps and outlives every callback of theirs:
-  // it waits for each take's answer before it ends.
+  // The executor's only. The attempt owns these steps and outlives every callback of theirs
+  // (each holds `then`, which holds the attempt), and calls finished() after the last one.
   bool kind_checked_ = false;
   bool waiter_recorded_ = false;
   Clock::time_point next_waiter_refresh_{};
