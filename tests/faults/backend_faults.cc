@@ -7,6 +7,8 @@
 #include <iostream>
 #include <thread>
 
+#include "fenced_counter.h"
+
 namespace dlock::test {
 namespace {
 
@@ -97,46 +99,56 @@ void BackendFaultSchedule::run(std::chrono::milliseconds duration) {
     }
     const BackendFault fault = order[next++];
     try {
-      inject(fault);
+      const std::int64_t struck = inject(fault);
       ++by_kind_[fault];
+      began_.emplace_back(fault, struck);
     } catch (const std::exception& e) {
       std::cerr << "safety: fault " << to_string(fault) << " failed: " << e.what() << "\n";
     }
   }
 }
 
-void BackendFaultSchedule::inject(BackendFault fault) {
+std::int64_t BackendFaultSchedule::inject(BackendFault fault) {
   const auto past_the_lease = 2 * target_.lease + std::chrono::milliseconds(500);
   switch (fault) {
-    case BackendFault::proxy_reset:
-      aim().proxy->reset();
-      return;
+    case BackendFault::proxy_reset: {
+      FaultProxy& proxy = *aim().proxy;
+      const std::int64_t struck = monotonic_ns();
+      proxy.reset();
+      return struck;
+    }
     case BackendFault::short_stall:
     case BackendFault::long_stall: {
       FaultProxy& proxy = *aim().proxy;
+      const std::int64_t struck = monotonic_ns();
       proxy.blackhole();
       std::this_thread::sleep_for(fault == BackendFault::short_stall ? target_.lease / 4
                                                                      : past_the_lease);
       proxy.pass();
-      return;
+      return struck;
     }
     case BackendFault::holder_paused: {
       const pid_t pid = stop_a_holder().pid;
+      const std::int64_t struck = monotonic_ns();
       std::this_thread::sleep_for(past_the_lease);
       ::kill(pid, SIGCONT);
-      return;
+      return struck;
     }
     case BackendFault::holder_killed: {
       BackendWorker& worker = stop_a_holder();
+      const std::int64_t struck = monotonic_ns();
       ::kill(worker.pid, SIGKILL);
       ::waitpid(worker.pid, nullptr, 0);
       target_.respawn(worker);
-      return;
+      return struck;
     }
-    case BackendFault::server_restart:
+    case BackendFault::server_restart: {
+      const std::int64_t struck = monotonic_ns();
       target_.restart_server();
-      return;
+      return struck;
+    }
   }
+  return monotonic_ns();
 }
 
 }  // namespace dlock::test

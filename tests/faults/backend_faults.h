@@ -61,9 +61,12 @@ class BackendFaultSchedule {
   int injected() const;
   int killed() const;
   const std::map<BackendFault, int>& injected_by_kind() const { return by_kind_; }
+  // Each fault injected, with the monotonic_ns() at which it struck.
+  const std::vector<std::pair<BackendFault, std::int64_t>>& began() const { return began_; }
 
  private:
-  void inject(BackendFault fault);
+  // Returns the monotonic_ns() at which the fault struck (the holder stopped, the link cut).
+  std::int64_t inject(BackendFault fault);
   // The worker holding the lock now, or a random one if the holder cannot be told.
   BackendWorker& aim();
   // SIGSTOPs the holder (trying again while the lock moves on too fast to catch it holding),
@@ -76,6 +79,7 @@ class BackendFaultSchedule {
   std::chrono::milliseconds pause_between_;
   std::mt19937 random_;
   std::map<BackendFault, int> by_kind_;
+  std::vector<std::pair<BackendFault, std::int64_t>> began_;
 };
 
 }  // namespace dlock::test

@@ -220,14 +220,15 @@ int run_checker(const Arguments& arguments) {
   std::printf(
       "safety %s%s%s: acquisitions=%lld writes=%lld counter=%lld fenced=%lld "
       "lost_before_write=%lld errors=%lld faults=%d violations=%lld left_free=%d workers_ok=%d "
-      "elapsed=%.1fs (%s)\n",
+      "elapsed=%.1fs (%s) recovery=%s\n",
       backend.c_str(), mode == "default" ? "" : " mode=", mode == "default" ? "" : mode.c_str(),
       static_cast<long long>(total.acquisitions), static_cast<long long>(history.writes),
       static_cast<long long>(history.value), static_cast<long long>(total.fenced),
       static_cast<long long>(total.lost), static_cast<long long>(total.errors), schedule.injected(),
       static_cast<long long>(violations), left_free ? 1 : 0, workers_ok ? 1 : 0,
       Seconds(std::chrono::steady_clock::now() - started).count(),
-      count_by_kind(schedule.injected_by_kind()).c_str());
+      count_by_kind(schedule.injected_by_kind()).c_str(),
+      recovery_by_kind(schedule.began(), history.written_at_ns).c_str());
   std::fflush(stdout);
 
   const bool ok = violations == 0 && left_free && workers_ok && history.writes > 0;

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "fenced_counter.h"
 #include "raw_zk.h"
 #include "session_password.h"
 
@@ -123,7 +124,11 @@ void FaultSchedule::run(const std::atomic<bool>& stop) {
     }
     const FaultKind kind = order[next++];
     try {
-      if (inject(kind)) ++by_kind_[kind];
+      const std::int64_t began = monotonic_ns();
+      if (inject(kind)) {
+        ++by_kind_[kind];
+        began_.emplace_back(kind, began);
+      }
     } catch (const std::exception& e) {
       std::cerr << "safety: fault " << to_string(kind) << " failed: " << e.what() << "\n";
     }

@@ -59,6 +59,8 @@ class FaultSchedule {
 
   int injected() const;
   std::map<FaultKind, int> injected_by_kind() const { return by_kind_; }
+  // Each fault injected, with the monotonic_ns() at which its injection began.
+  const std::vector<std::pair<FaultKind, std::int64_t>>& began() const { return began_; }
 
  private:
   // Each returns false if the fault could not be injected (e.g. no session id published yet).
@@ -78,6 +80,7 @@ class FaultSchedule {
   ScheduleOptions options_;
   std::mt19937 random_;
   std::map<FaultKind, int> by_kind_;
+  std::vector<std::pair<FaultKind, std::int64_t>> began_;
 };
 
 }  // namespace dlock::test

@@ -9,6 +9,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
@@ -77,7 +78,7 @@ std::uint64_t parse_token(const std::string& text) {
   return token;
 }
 
-// The value on the last line of the log ("TOKEN VALUE\n" lines), 0 for an empty log.
+// The value on the last line of the log ("TOKEN VALUE TIME\n" lines), 0 for an empty log.
 std::int64_t last_value(const std::string& tail) {
   if (tail.empty()) return 0;
   const std::size_t line_start = tail.rfind('\n', tail.size() - 2);
@@ -89,6 +90,12 @@ std::int64_t last_value(const std::string& tail) {
 }
 
 }  // namespace
+
+std::int64_t monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
 
 FencedCounter::FencedCounter(std::string token_path, std::string log_path)
     : token_path_(std::move(token_path)), log_path_(std::move(log_path)) {}
@@ -106,7 +113,8 @@ bool FencedCounter::write(std::uint64_t token, std::int64_t value) {
   highest.lock();
   if (token < parse_token(highest.tail(64))) return false;
   File(log_path_, O_WRONLY | O_APPEND)
-      .append(std::to_string(token) + " " + std::to_string(value) + "\n");
+      .append(std::to_string(token) + " " + std::to_string(value) + " " +
+              std::to_string(monotonic_ns()) + "\n");
   highest.write_at_start(token_text(token));
   return true;
 }
@@ -115,8 +123,9 @@ CounterHistory read_counter_history(const std::string& log_path) {
   CounterHistory history;
   std::ifstream in(log_path);
   std::uint64_t previous_token = 0, token = 0;
-  std::int64_t value = 0;
-  while (in >> token >> value) {
+  std::int64_t value = 0, written_at = 0;
+  while (in >> token >> value >> written_at) {
+    history.written_at_ns.push_back(written_at);
     if (history.writes > 0 && token <= previous_token) ++history.tokens_not_increasing;
     if (value != history.value + 1) ++history.lost_updates;
     previous_token = token;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dlock::test {
 
@@ -22,7 +23,7 @@ namespace dlock::test {
 // history look broken.
 class FencedCounter {
  public:
-  // `token_path` holds the highest token seen; every accepted write appends "TOKEN VALUE" to
+  // `token_path` holds the highest token seen; every accepted write appends "TOKEN VALUE TIME" to
   // `log_path`, whose last line is the counter's value.
   FencedCounter(std::string token_path, std::string log_path);
 
@@ -38,11 +39,16 @@ class FencedCounter {
 
 // What the log says about the holders that wrote it.
 struct CounterHistory {
-  std::int64_t writes = 0;                 // lines in the log
-  std::int64_t value = 0;                  // the last value written
-  std::int64_t tokens_not_increasing = 0;  // writes whose token was not above the one before
-  std::int64_t lost_updates = 0;           // writes whose value was not the one before plus 1
+  std::int64_t writes = 0;                  // lines in the log
+  std::int64_t value = 0;                   // the last value written
+  std::int64_t tokens_not_increasing = 0;   // writes whose token was not above the one before
+  std::int64_t lost_updates = 0;            // writes whose value was not the one before plus 1
+  std::vector<std::int64_t> written_at_ns;  // each write's monotonic_ns(), in log order
 };
+
+// CLOCK_MONOTONIC in ns: one clock for every process of the machine, so the checker can set
+// the writes' times against the faults'.
+std::int64_t monotonic_ns();
 
 CounterHistory read_counter_history(const std::string& log_path);
 

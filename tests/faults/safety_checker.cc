@@ -128,14 +128,15 @@ int run_checker(const Arguments& arguments) {
   std::printf(
       "safety: acquisitions=%lld writes=%lld counter=%lld fenced=%lld lost_before_write=%lld "
       "errors=%lld faults=%d violations=%lld orphans=%lld watches_leaked=%lld workers_ok=%d "
-      "elapsed=%.1fs (%s)\n",
+      "elapsed=%.1fs (%s) recovery=%s\n",
       static_cast<long long>(total.acquisitions), static_cast<long long>(total.writes),
       static_cast<long long>(history.value), static_cast<long long>(total.fenced),
       static_cast<long long>(total.lost), static_cast<long long>(total.errors), schedule.injected(),
       static_cast<long long>(violations), static_cast<long long>(orphans),
       static_cast<long long>(watches_leaked), workers_ok ? 1 : 0,
       Seconds(std::chrono::steady_clock::now() - started).count(),
-      count_by_kind(schedule.injected_by_kind()).c_str());
+      count_by_kind(schedule.injected_by_kind()).c_str(),
+      recovery_by_kind(schedule.began(), history.written_at_ns).c_str());
   std::fflush(stdout);
 
   const bool ok = violations == 0 && no_nodes && orphans == 0 && watches_leaked == 0 &&

@@ -6,9 +6,11 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fenced_counter.h"
@@ -46,6 +48,27 @@ std::string count_by_kind(const std::map<Kind, int>& counts) {
     text += std::string(text.empty() ? "" : ",") + to_string(kind) + ":" + std::to_string(count);
   }
   return text;
+}
+
+// "kind:MEDIAN/LONGESTms,..." for the summary line: per kind of fault, the time from a
+// fault's start to the counter's next write, i.e. how long the lock served nobody (what a
+// killed holder costs the next one, a restart everyone). `written_at_ns` is in log order.
+template <class Kind>
+std::string recovery_by_kind(const std::vector<std::pair<Kind, std::int64_t>>& began,
+                             const std::vector<std::int64_t>& written_at_ns) {
+  std::map<Kind, std::vector<std::int64_t>> gaps;
+  for (const auto& [kind, at] : began) {
+    const auto next = std::upper_bound(written_at_ns.begin(), written_at_ns.end(), at);
+    if (next != written_at_ns.end()) gaps[kind].push_back(*next - at);
+  }
+  std::string text;
+  for (auto& [kind, ns] : gaps) {
+    std::sort(ns.begin(), ns.end());
+    text += std::string(text.empty() ? "" : ",") + to_string(kind) + ":" +
+            std::to_string(ns[ns.size() / 2] / 1'000'000) + "/" +
+            std::to_string(ns.back() / 1'000'000) + "ms";
+  }
+  return text.empty() ? "none" : text;
 }
 
 // Removes the run's directory if `ok`, else says where it is kept. Returns the exit status.
