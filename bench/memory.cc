@@ -1,7 +1,7 @@
 // dlock-bench-memory: client memory per held lock. Holds N locks (default 10,000) on one
-// session, taken with async_acquire, and reports the growth of the resident set.
+// session or backend, taken with async_acquire, and reports the growth of the resident set.
 //
-//   dlock-bench-memory --zk HOST:PORT [--locks N]
+//   dlock-bench-memory --zk HOST:PORT|--backend URL [--locks N]
 #include <malloc.h>
 #include <unistd.h>
 
@@ -33,18 +33,20 @@ long heap_in_use() { return static_cast<long>(mallinfo2().uordblks); }
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string zk;
+  std::string zk, url;
   long count = 10'000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--zk") zk = argv[i + 1];
+    if (flag == "--backend") url = argv[i + 1];
     if (flag == "--locks") count = std::stol(argv[i + 1]);
   }
-  if (zk.empty()) {
-    std::cerr << "usage: dlock-bench-memory --zk HOST:PORT [--locks N]\n";
+  if (zk.empty() == url.empty() || count < 1) {
+    std::cerr << "usage: dlock-bench-memory --zk HOST:PORT|--backend URL [--locks N]\n";
     return 2;
   }
-  auto session = dlock::zk::Session::connect({.hosts = zk});
+  const std::shared_ptr<dlock::Backend> session =
+      zk.empty() ? dlock::open(url) : dlock::zk::Session::connect({.hosts = zk});
   const std::string base = "/bench/dlock/memory-" + std::to_string(getpid());
   // One lock taken and released first, so that one-time allocations (executor, first watch,
   // path caches) are in the baseline and not charged to the held locks.

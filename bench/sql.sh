@@ -14,14 +14,7 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 
 if [[ -z "${SKIP_INSTALL:-}" ]]; then
-  scripts/install-deps.sh >&2
-  missing=()
-  for p in python3-psycopg python3-pymysql; do
-    dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-  fi
+  scripts/install-deps.sh python3-psycopg python3-pymysql >&2
 fi
 export DLOCK_BUILD_DIR=${DLOCK_BUILD_DIR:-build-bench}
 if [[ -z "${SKIP_BUILD:-}" ]]; then

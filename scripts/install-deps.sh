@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages needed to build and test dlock. Only missing
-# packages are installed, so the script is quiet and cheap when run again.
+# Installs the Debian packages needed to build and test dlock, and those named as arguments
+# (what a benchmark needs besides). Only missing packages are installed, so the script is
+# quiet and cheap when run again.
+#
+#   install-deps.sh [PACKAGE...]
 set -euo pipefail
 
 readonly REQUIRED_PACKAGES=(
@@ -37,7 +40,7 @@ readonly REQUIRED_PACKAGES=(
 )
 
 missing_packages=()
-for package in "${REQUIRED_PACKAGES[@]}"; do
+for package in "${REQUIRED_PACKAGES[@]}" "$@"; do
   # dpkg -s also succeeds for removed-but-configured packages; check the status.
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
     missing_packages+=("$package")

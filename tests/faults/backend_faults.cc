@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "fenced_counter.h"
+#include "safety_run.h"
 
 namespace dlock::test {
 namespace {
@@ -75,6 +76,8 @@ BackendWorker& BackendFaultSchedule::stop_a_holder() {
   for (int attempt = 0; attempt < 50; ++attempt) {
     BackendWorker& candidate = aim();
     ::kill(candidate.pid, SIGSTOP);
+    // A release it sent just before it stopped (dlock's release does not wait) lands first.
+    std::this_thread::sleep_for(kInFlightLands);
     if (holder_pid() == candidate.pid) return candidate;  // stopped while holding
     ::kill(candidate.pid, SIGCONT);
   }

@@ -10,6 +10,7 @@
 
 #include "fenced_counter.h"
 #include "raw_zk.h"
+#include "safety_run.h"
 #include "session_password.h"
 
 namespace dlock::test {
@@ -99,6 +100,8 @@ ScheduledWorker& FaultSchedule::stop_a_holder() {
     ScheduledWorker* candidate = holder();
     if (candidate == nullptr) continue;
     ::kill(candidate->pid, SIGSTOP);
+    // A release it sent just before it stopped (dlock's release does not wait) lands first.
+    std::this_thread::sleep_for(kInFlightLands);
     if (holder() == candidate) return *candidate;  // stopped while holding
     ::kill(candidate->pid, SIGCONT);
   }
@@ -124,10 +127,10 @@ void FaultSchedule::run(const std::atomic<bool>& stop) {
     }
     const FaultKind kind = order[next++];
     try {
-      const std::int64_t began = monotonic_ns();
+      struck_at_ = monotonic_ns();
       if (inject(kind)) {
         ++by_kind_[kind];
-        began_.emplace_back(kind, began);
+        began_.emplace_back(kind, struck_at_);
       }
     } catch (const std::exception& e) {
       std::cerr << "safety: fault " << to_string(kind) << " failed: " << e.what() << "\n";
@@ -181,6 +184,7 @@ bool FaultSchedule::inject(FaultKind kind) {
     }
     case FaultKind::worker_paused: {
       ScheduledWorker& worker = stop_a_holder();
+      struck_at_ = monotonic_ns();
       std::this_thread::sleep_for(options_.session_timeout + 1s);  // past its session timeout
       ::kill(worker.pid, SIGCONT);
       return true;
@@ -199,6 +203,7 @@ bool FaultSchedule::expire_session(ScheduledWorker& worker) {
   std::memcpy(id.passwd, password.data(), password.size());
   // The worker must not win its session back while the clone connects: stall it first.
   for_each_proxy(worker, &FaultProxy::blackhole);
+  struck_at_ = monotonic_ns();
   bool expired = true;
   try {
     dlock::test::expire_session(ensemble_.connect_string(), id, 4000);

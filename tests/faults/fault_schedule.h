@@ -59,7 +59,7 @@ class FaultSchedule {
 
   int injected() const;
   std::map<FaultKind, int> injected_by_kind() const { return by_kind_; }
-  // Each fault injected, with the monotonic_ns() at which its injection began.
+  // Each fault injected, with the monotonic_ns() at which it struck.
   const std::vector<std::pair<FaultKind, std::int64_t>>& began() const { return began_; }
 
  private:
@@ -81,6 +81,9 @@ class FaultSchedule {
   std::mt19937 random_;
   std::map<FaultKind, int> by_kind_;
   std::vector<std::pair<FaultKind, std::int64_t>> began_;
+  // When the fault being injected struck: its start, or later where inject() first aims
+  // (the holder stopped, its link cut).
+  std::int64_t struck_at_ = 0;
 };
 
 }  // namespace dlock::test

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -17,6 +18,10 @@
 #include "safety_worker.h"
 
 namespace dlock::test {
+
+// How long a stopped worker's requests already on the wire take to land: the schedules wait
+// this long before asking whether the worker they stopped holds the lock.
+inline constexpr std::chrono::milliseconds kInFlightLands{50};
 
 // "--name value" pairs.
 struct Arguments {

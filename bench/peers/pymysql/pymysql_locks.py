@@ -2,14 +2,16 @@
 """The two MySQL / MariaDB locks users write by hand with PyMySQL (Debian's python3-pymysql),
 under the scenarios dlock-bench runs on MySQL.
 
-  pymysql_locks.py --design table|get_lock --backend mysql://USER:PASS@HOST:PORT/DB
+  pymysql_locks.py --design table|row|get_lock --backend mysql://USER:PASS@HOST:PORT/DB
                    --scenario uncontended|contended --iterations K [--clients N]
 
 table:    the seed article's lock table (peer_harness.seed_table_lock) with ENGINE=InnoDB and a
           unique key on the name: INSERT; on a duplicate key (or the deadlock InnoDB reports
           when many such INSERTs collide) sleep 10 ms and try again; release = DELETE.
+row:      the seed article's second lock: a row per name (unique key), locked with
+          SELECT ... FOR UPDATE inside a transaction held open while holding; COMMIT releases.
 get_lock: GET_LOCK(name, 30), which the server queues; RELEASE_LOCK(name).
-Each client has its own connection, in autocommit. Prints one JSON line (peer_harness.py).
+Each client has its own connection, in autocommit (the row design opens its transactions). Prints one JSON line (peer_harness.py).
 """
 import os
 import sys
@@ -42,6 +44,19 @@ def table_lock(url, name):
     return peer_harness.seed_table_lock(db.execute, busy, name)
 
 
+def row_lock(url, name):
+    db = connect(url).cursor()
+    db.execute("CREATE TABLE IF NOT EXISTS seed_rows (name VARCHAR(255) NOT NULL PRIMARY KEY) "
+               "ENGINE=InnoDB")
+    db.execute("INSERT IGNORE INTO seed_rows (name) VALUES (%s)", (name,))
+
+    def acquire():
+        db.execute("START TRANSACTION")
+        db.execute("SELECT name FROM seed_rows WHERE name = %s FOR UPDATE", (name,))
+
+    return acquire, lambda: db.execute("COMMIT")
+
+
 def get_lock(url, name):
     db = connect(url).cursor()
 
@@ -54,4 +69,4 @@ def get_lock(url, name):
 
 
 if __name__ == "__main__":
-    peer_harness.run("pymysql", {"table": table_lock, "get_lock": get_lock})
+    peer_harness.run("pymysql", {"table": table_lock, "row": row_lock, "get_lock": get_lock})

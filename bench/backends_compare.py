@@ -1,0 +1,361 @@
+#!/usr/bin/python3
+"""Runs bench/backends.sh's measurements, appending one JSON line per run to $RESULTS, then
+renders docs/backends.md and docs/backends/*.png from every line of that file (medians over
+the rounds). With RENDER_ONLY=1 it only renders. Environment: see bench/backends.sh."""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = os.environ
+RESULTS = ENV["RESULTS"]
+REPEATS = int(ENV.get("REPEATS", "3"))
+ITERATIONS = int(ENV.get("ITERATIONS", "1000"))
+FAULT_SECONDS = ENV.get("FAULT_SECONDS", "30")
+MEMORY_LOCKS = 100  # MariaDB's GET_LOCK and the row modes hold a connection per lock
+PLOTS = os.path.join(REPO, "docs", "backends")
+BACKENDS = ["Local files", "ZooKeeper", "Redis", "PostgreSQL", "MariaDB"]
+POINTS = [("uncontended", 1), ("contended", 8)]
+
+
+def implementations():
+    """(backend, implementation, dlock's own?, throughput command, memory command or None)."""
+    bench, memory = ENV["DLOCK_BENCH"], ENV["DLOCK_BENCH_MEMORY"]
+    peer = os.path.join(REPO, "bench", "peers", "pymysql", "pymysql_locks.py")
+
+    def on(where):
+        return ["--zk", where] if where == ENV["ZK"] else ["--backend", where]
+
+    def dlock(backend, impl, where):
+        return (backend, impl, True, [bench] + on(where),
+                [memory] + on(where) + ["--locks", str(MEMORY_LOCKS)])
+
+    def seed(backend, impl, where, strategy):
+        return (backend, impl, False, [bench] + on(where) + ["--strategy", strategy], None)
+
+    def pymysql(impl, design):
+        return ("MariaDB", impl, False,
+                ["/usr/bin/python3", peer, "--design", design, "--backend", ENV["MY_URL"]], None)
+
+    pg, my = ENV["PG_URL"], ENV["MY_URL"]
+    return [
+        dlock("Local files", "dlock", ENV["FILE_URL"]),
+        dlock("ZooKeeper", "dlock", ENV["ZK"]),
+        seed("ZooKeeper", "seed: one node, every waiter watches it", ENV["ZK"], "simple"),
+        seed("ZooKeeper", "seed: read-write lock, waiters watch the parent", ENV["ZK"],
+             "parent-rw"),
+        dlock("Redis", "dlock", ENV["REDIS_URL"]),
+        seed("Redis", "seed: SET NX PX, retry after 100 ms", ENV["REDIS_URL"], "seed-redis"),
+        dlock("PostgreSQL", "dlock (advisory locks)", pg),
+        dlock("PostgreSQL", "dlock mode=table", pg + "?mode=table"),
+        dlock("PostgreSQL", "dlock mode=row", pg + "?mode=row"),
+        seed("PostgreSQL", "seed: lock table, retry after 10 ms", pg, "pg-table"),
+        seed("PostgreSQL", "seed: SELECT ... FOR UPDATE", pg, "pg-row"),
+        dlock("MariaDB", "dlock (GET_LOCK)", my),
+        dlock("MariaDB", "dlock mode=table", my + "?mode=table"),
+        dlock("MariaDB", "dlock mode=row", my + "?mode=row"),
+        pymysql("seed: lock table, retry after 10 ms (PyMySQL)", "table"),
+        pymysql("seed: SELECT ... FOR UPDATE (PyMySQL)", "row"),
+    ]
+
+
+def safety_runs():
+    """(backend, mode, command): the same schedule of faults against each backend."""
+    common = ["--workers", "4", "--duration", FAULT_SECONDS, "--seed", "1"]
+    runs = [("ZooKeeper", "dlock", [ENV["SAFETY_CHECKER"]] + common)]
+    for backend, name, modes in (("Redis", "redis", ["default"]),
+                                 ("PostgreSQL", "postgres", ["default", "table", "row"]),
+                                 ("MariaDB", "mysql", ["default", "table", "row"])):
+        for mode in modes:
+            runs.append((backend, "dlock" if mode == "default" else "dlock mode=" + mode,
+                         [ENV["BACKEND_SAFETY"], "--backend", name, "--mode", mode] + common))
+    return runs
+
+
+def run_json(argv, timeout=300):
+    """The last line of a program's output as JSON, or None (said on stderr)."""
+    try:
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        line = json.loads(run.stdout.strip().splitlines()[-1])
+        # A run that failed, or saw two holders at once, is not a figure.
+        if run.returncode != 0 or line.get("violations", 0) > 0:
+            raise ValueError("exit %d, %s violations, %s" % (
+                run.returncode, line.get("violations", 0), run.stderr[-300:]))
+        return line
+    except (subprocess.TimeoutExpired, IndexError, ValueError) as e:
+        print("%s failed: %s" % (" ".join(argv[:4]), e), file=sys.stderr)
+        return None
+
+
+# "safety redis mode=table: acquisitions=1 ... (kind:n,...) recovery=kind:MED/MAXms,..."
+SUMMARY = re.compile(r"^safety[^:]*: (?P<fields>.*?) \((?P<kinds>[^)]*)\) recovery=(?P<rec>\S+)$")
+
+
+def parse_safety(output):
+    for text in output.splitlines():
+        match = SUMMARY.match(text.strip())
+        if not match:
+            continue
+        line = {k: float(v.rstrip("s")) for k, v in
+                (pair.split("=") for pair in match.group("fields").split())}
+        line["recovery_ms"] = {}
+        for item in match.group("rec").split(","):
+            kind, _, times = item.partition(":")
+            if times:
+                line["recovery_ms"][kind] = float(times.rstrip("ms").split("/")[0])
+        return line
+    return None
+
+
+def measure():
+    impls = implementations()
+    with open(RESULTS, "a") as out:
+        def record(line, **keys):
+            line.update(keys)
+            out.write(json.dumps(line) + "\n")
+            out.flush()
+
+        for round_ in range(REPEATS):
+            for scenario, clients in POINTS:
+                for backend, impl, _, command, _ in impls:
+                    line = run_json(command + ["--scenario", scenario, "--clients", str(clients),
+                                               "--iterations", str(ITERATIONS)])
+                    if line:
+                        record(line, kind="throughput", backend=backend, impl=impl,
+                               round=round_, clients=clients)
+                        print("round %d %s %s %s/%d: %.0f ops/s" % (
+                            round_, backend, impl, scenario, clients, line["ops_per_s"]),
+                            file=sys.stderr)
+        for backend, impl, _, _, command in impls:
+            line = command and run_json(command)
+            if line:
+                record(line, kind="memory", backend=backend, impl=impl)
+        for backend, impl, command in safety_runs():
+            run = subprocess.run(command, capture_output=True, text=True,
+                                 timeout=int(FAULT_SECONDS) + 240)
+            line = parse_safety(run.stdout)
+            if line:
+                record(line, kind="faults", backend=backend, impl=impl, exit=run.returncode,
+                       seconds=int(FAULT_SECONDS))
+                print("faults %s %s: %s" % (backend, impl, run.stdout.strip()), file=sys.stderr)
+            else:
+                print("faults %s %s: no summary (exit %d): %s" % (
+                    backend, impl, run.returncode, run.stderr[-300:]), file=sys.stderr)
+
+
+def median(lines, key):
+    values = [line[key] for line in lines if key in line]
+    return statistics.median(values) if values else None
+
+
+def cell(value, fmt="{:,.0f}"):
+    return "–" if value is None else fmt.format(value)
+
+
+# What each backend is, beside what is measured: its fencing token and what it needs.
+FACTS = {
+    "Local files": ("yes (a counter file beside the lock)", "one host; nothing to run"),
+    "ZooKeeper": ("yes (the lock node's creation zxid)",
+                  "a ZooKeeper ensemble (3 or 5 members for fault tolerance)"),
+    "Redis": ("yes (max(last + 1, server time in µs), in the acquire script); Redlock: none",
+              "one Redis (a restart without persistence forgets every lock)"),
+    "PostgreSQL": ("yes (a sequence, drawn with the grant)", "a PostgreSQL you already run"),
+    "MariaDB": ("yes (AUTO_INCREMENT, drawn with the grant)",
+                "a MariaDB or MySQL you already run"),
+}
+
+
+def plot_throughput(rows):
+    """A bar per implementation: contended-8 ops/s (median), dlock's bars dark."""
+    os.makedirs(PLOTS, exist_ok=True)
+    data = os.path.join(PLOTS, "throughput.dat")
+    with open(data, "w") as out:
+        for i, (label, value, own) in enumerate(rows):
+            out.write('%d "%s" %f %d\n' % (i, label.replace('"', "'"), value or 0, 1 if own else 0))
+    script = """set terminal pngcairo noenhanced size 900,%d font ',10'
+set output '%s'
+set title '8 clients on one lock: acquisitions a second (median; dark: dlock)'
+set style fill solid 0.8 border -1
+set yrange [%f:-0.6]
+set xrange [0:*]
+set ytics nomirror
+set grid x lc rgb '#c0c0c0' dt 3
+unset key
+plot '%s' using 3:1:(0):3:($1-0.35):($1+0.35):($4 > 0 ? 0x1f4e79 : 0x9dc3e6):ytic(2) with boxxyerror lc rgb variable
+""" % (120 + 26 * len(rows), os.path.join(PLOTS, "throughput.png"), len(rows) - 0.4, data)
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    os.remove(data)
+
+
+def render():
+    lines = [json.loads(text) for text in open(RESULTS)]
+    by = {}
+    for line in lines:
+        by.setdefault((line["kind"], line["backend"], line["impl"], line.get("clients")),
+                      []).append(line)
+    impls = [(line["backend"], line["impl"]) for line in lines if line["kind"] == "throughput"]
+    impls = list(dict.fromkeys(impls))
+    rounds = 1 + max((line.get("round", 0) for line in lines), default=0)
+    page = [
+        "# Every backend on the same work and the same faults",
+        "",
+        "Generated by `bench/backends.sh` from `%s` (library at %s, a %s build). One machine "
+        "(2 cores) runs the servers and the clients: a standalone ZooKeeper 3.8, Redis 7 "
+        "without persistence, PostgreSQL 15 and MariaDB 10.11 with the test scripts' speed "
+        "settings (PostgreSQL `fsync=off`, `synchronous_commit=off`; MariaDB "
+        "`innodb_flush_log_at_trx_commit=0`), all on 127.0.0.1. %d interleaved rounds, "
+        "medians. The seeds' designs are written as the seed articles' readers would write "
+        "them (`bench/strategies.h`; the MariaDB ones with PyMySQL, one process per client, "
+        "which measure neither hand-off nor comparable CPU). The fault rows run the safety "
+        "checkers' schedule (docs/faults.md), with durable commits for the databases."
+        % (os.path.relpath(RESULTS, REPO), ENV.get("DLOCK_GIT_REV", "?"),
+           ENV.get("DLOCK_BUILD_TYPE", "?"), rounds),
+        "",
+        "## Throughput, hand-off, fairness, cost",
+        "",
+        "| backend | implementation | uncontended ops/s | contended 8 ops/s | 8: hand-off p50 µs"
+        " | 8: per-client min/max | 8: client CPU µs/op | heap per held lock |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    bars = []
+    for backend, impl in impls:
+        u = by.get(("throughput", backend, impl, 1), [])
+        c8 = by.get(("throughput", backend, impl, 8), [])
+        mem = by.get(("memory", backend, impl, None), [])
+        bars.append(("%s: %s" % (backend, impl), median(c8, "ops_per_s"),
+                     impl.startswith("dlock")))
+        page.append("| %s | %s | %s | %s | %s | %s/%s | %s | %s |" % (
+            backend, impl, cell(median(u, "ops_per_s")), cell(median(c8, "ops_per_s")),
+            cell(median(c8, "handoff_p50_us")), cell(median(c8, "per_client_min")),
+            cell(median(c8, "per_client_max")), cell(median(c8, "cpu_us_per_op")),
+            cell(median(mem, "heap_bytes_per_lock"), "{:,.0f} B")))
+    page += ["", "![contended throughput](backends/throughput.png)", ""]
+    if bars:
+        plot_throughput(bars)
+
+    page += [
+        "## Faults",
+        "",
+        "Four workers increment a fenced counter under one lock while faults strike one at a "
+        "time (%s s per row): the holder's connection reset or stalled, the holder paused past "
+        "its lease or killed, the server restarted (ZooKeeper: session expiry, a killed "
+        "leader, a hung member, lost replies). *Not caught* counts lost updates and tokens "
+        "that failed to increase: it must be 0. *Fenced* counts writes the counter refused "
+        "from a holder that had lost the lock (a paused holder): the token doing its job. "
+        "*Recovery* is the time from the fault to the next write anyone made: what a killed "
+        "or paused holder costs the others (its lease or session), and a restart everyone."
+        % cell(median([line for line in lines if line["kind"] == "faults"], "seconds")),
+        "",
+        "| backend | mode | faults | not caught | fenced | knew it lost before writing"
+        " | recovery: holder killed | holder paused | server restart | failed acquisitions |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for line in (line for line in lines if line["kind"] == "faults"):
+        rec = line.get("recovery_ms", {})
+        killed = rec.get("holder_killed", rec.get("session_expiry"))
+        paused = rec.get("holder_paused", rec.get("worker_paused"))
+        restart = rec.get("server_restart", rec.get("leader_killed"))
+        page.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            line["backend"], line["impl"], cell(line.get("faults")),
+            cell(line.get("violations")), cell(line.get("fenced")),
+            cell(line.get("lost_before_write")), cell(killed, "{:,.0f} ms"),
+            cell(paused, "{:,.0f} ms"), cell(restart, "{:,.0f} ms"), cell(line.get("errors"))))
+    page += [
+        "",
+        "ZooKeeper's schedule has no killed holder or server restart of one server: its "
+        "columns show session expiry and a killed ensemble leader instead. Local files have "
+        "no network to fault and no checker row.",
+        "",
+        "## The seed's table, measured",
+        "",
+        "The seed article rates each way of locking by opinion. Here is each backend's "
+        "default mode with the figures above, and the facts a user weighs with them.",
+        "",
+        "| backend | contended 8 ops/s | hand-off p50 µs | fair (per-client min/max) | "
+        "recovery after a killed holder | fencing token | needs |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    faults = {line["backend"]: line for line in lines
+              if line["kind"] == "faults" and line["impl"] == "dlock"}
+    for backend in BACKENDS:
+        own = next((impl for b, impl in impls if b == backend and impl.startswith("dlock")), None)
+        c8 = by.get(("throughput", backend, own, 8), [])
+        rec = faults.get(backend, {}).get("recovery_ms", {})
+        killed = rec.get("holder_killed", rec.get("session_expiry"))
+        token, needs = FACTS[backend]
+        page.append("| %s | %s | %s | %s/%s | %s | %s | %s |" % (
+            backend, cell(median(c8, "ops_per_s")), cell(median(c8, "handoff_p50_us")),
+            cell(median(c8, "per_client_min")), cell(median(c8, "per_client_max")),
+            cell(killed, "{:,.0f} ms"), token, needs))
+    def figure(backend, impl, what):
+        own = impl.startswith("dlock")
+        if impl == "dlock":  # the backend's default mode
+            impl = next(i for b, i in impls if b == backend and i.startswith("dlock"))
+        c8 = by.get(("throughput", backend, impl, 8), [])
+        fault = next((line for line in lines if line["kind"] == "faults"
+                      and line["backend"] == backend
+                      and line["impl"] == (impl if "mode=" in impl else "dlock")), {})
+        rec = fault.get("recovery_ms", {}) if own else {}
+        mem = by.get(("memory", backend, impl, None), [])
+        return {
+            "c8": cell(median(c8, "ops_per_s")),
+            "handoff": cell(median(c8, "handoff_p50_us")),
+            "fair": "%s to %s" % (cell(median(c8, "per_client_min")),
+                                  cell(median(c8, "per_client_max"))),
+            "killed": cell(rec.get("holder_killed", rec.get("session_expiry")), "{:,.0f} ms"),
+            "paused": cell(rec.get("holder_paused", rec.get("worker_paused")), "{:,.0f} ms"),
+            "restart": cell(rec.get("server_restart", rec.get("leader_killed")), "{:,.0f} ms"),
+            "memory": cell(median(mem, "heap_bytes_per_lock"), "{:,.0f} B"),
+        }[what]
+
+    page += ["", which_one(figure), ""]
+    with open(os.path.join(REPO, "docs", "backends.md"), "w") as out:
+        out.write("\n".join(page))
+
+
+def which_one(figure):
+    """The advice, with the figures it follows from; figure(backend, impl, what) is a cell."""
+    def f(backend, what, impl="dlock"):
+        return figure(backend, impl, what)
+
+    return """## Which one should I use
+
+- **One host**: local files. Nothing to run, fast (%s acquisitions a second at 8 clients,
+  hand-off %s µs), and the kernel frees a dead holder's lock at once. But waiters poll, so the lock is not fair: per-client turns ranged
+  %s.
+- **Several hosts, you already run PostgreSQL or MariaDB**: its default mode (advisory locks,
+  `GET_LOCK`). Fair (%s and %s turns per client), and the server frees a dead holder's lock
+  with its connection: a killed holder cost the others %s and %s. A paused holder costs the
+  heartbeat (%s). The seeds' hand-written table and `FOR UPDATE` locks are faster (up to %s
+  and %s a second) because they record nothing: no `status()`, no fencing token, and the
+  table lock is unfair and keeps a crashed holder's row forever. dlock's table mode waits out
+  a dead holder's ttl (%s), and its row mode holds a connection and a transaction per lock
+  (%s of client heap per held lock on PostgreSQL).
+- **Several hosts, the most faults survived**: ZooKeeper. Fair (%s turns per client), one
+  notification per release ([benchmarks.md](benchmarks.md)), and a session that fails over between members: a killed ensemble leader cost %s.
+  A paused holder costs its session timeout (%s here, 4 s sessions).
+- **Redis**: fair and fast (%s acquisitions a second at 8 clients, hand-off %s µs), but a killed
+  or paused holder blocks the lock for its ttl (%s), and a restart without persistence
+  forgets every lock (tokens still grow: they follow the server's clock). Redlock has no
+  honest token at all (docs/guarantees.md).
+
+Whatever the backend, pass `token()` to the resource: the *fenced* column counts writes that
+only the token stopped.""" % (
+        f("Local files", "c8"), f("Local files", "handoff"), f("Local files", "fair"),
+        f("PostgreSQL", "fair", "dlock (advisory locks)"), f("MariaDB", "fair", "dlock (GET_LOCK)"),
+        f("PostgreSQL", "killed"), f("MariaDB", "killed"), f("PostgreSQL", "paused"),
+        f("PostgreSQL", "c8", "seed: SELECT ... FOR UPDATE"),
+        f("MariaDB", "c8", "seed: SELECT ... FOR UPDATE (PyMySQL)"),
+        f("PostgreSQL", "killed", "dlock mode=table"),
+        f("PostgreSQL", "memory", "dlock mode=row"),
+        f("ZooKeeper", "fair"), f("ZooKeeper", "restart"), f("ZooKeeper", "paused"),
+        f("Redis", "c8"), f("Redis", "handoff"), f("Redis", "killed"))
+
+
+if __name__ == "__main__":
+    if ENV.get("RENDER_ONLY") != "1":
+        measure()
+    render()
