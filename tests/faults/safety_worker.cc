@@ -8,6 +8,7 @@
 #include <iostream>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <dlock/dlock.h>
@@ -34,7 +35,10 @@ void take_one_turn(Mutex& mutex, FencedCounter& counter, std::mt19937& random, W
   try {
     if (!mutex.try_lock_for(kAcquireTimeout)) return;
   } catch (const Error& e) {
-    std::cerr << "safety worker: " << e.what() << "\n";
+    // Errors come by the hundred while a server restarts: each kind is printed once, the
+    // rest only counted (stats.errors), so that the run's verdict is not buried in them.
+    static std::set<std::string> printed;
+    if (printed.insert(e.what()).second) std::cerr << "safety worker: " << e.what() << "\n";
     ++stats.errors;
     // Pacing, not synchronisation: a session being replaced fails calls at once for a while.
     std::this_thread::sleep_for(10ms);
