@@ -18,7 +18,9 @@ FAULT_SECONDS = ENV.get("FAULT_SECONDS", "30")
 MEMORY_LOCKS = 100  # MariaDB's GET_LOCK and the row modes hold a connection per lock
 PLOTS = os.path.join(REPO, "docs", "backends")
 BACKENDS = ["Local files", "ZooKeeper", "Redis", "PostgreSQL", "MariaDB"]
-POINTS = [("uncontended", 1), ("contended", 8)]
+# (scenario, clients, extra arguments): bench/bench-contract.md §3.
+POINTS = [("uncontended", 1, []), ("contended", 8, []), ("rw", 8, []),
+          ("many-locks", 1, ["--locks", "100"])]
 
 
 def implementations():
@@ -76,18 +78,20 @@ def safety_runs():
 
 
 def run_json(argv, timeout=300):
-    """The last line of a program's output as JSON, or None (said on stderr)."""
+    """The last line of a program's output as JSON; {"failed": why} if the run failed or saw
+    two holders at once (not a figure); None if the design does not offer the scenario."""
     try:
         run = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
         line = json.loads(run.stdout.strip().splitlines()[-1])
-        # A run that failed, or saw two holders at once, is not a figure.
+        if line.get("unsupported") or "not supported" in line.get("error", ""):
+            return None
         if run.returncode != 0 or line.get("violations", 0) > 0:
-            raise ValueError("exit %d, %s violations, %s" % (
-                run.returncode, line.get("violations", 0), run.stderr[-300:]))
+            raise ValueError(line.get("error") or "exit %d, %s violations" % (
+                run.returncode, line.get("violations", 0)))
         return line
     except (subprocess.TimeoutExpired, IndexError, ValueError) as e:
         print("%s failed: %s" % (" ".join(argv[:4]), e), file=sys.stderr)
-        return None
+        return {"failed": str(e)[:200]}
 
 
 # "safety redis mode=table: acquisitions=1 ... (kind:n,...) recovery=kind:MED/MAXms,..."
@@ -119,19 +123,25 @@ def measure():
             out.flush()
 
         for round_ in range(REPEATS):
-            for scenario, clients in POINTS:
-                for backend, impl, _, command, _ in impls:
+            for scenario, clients, extra in POINTS:
+                for backend, impl, own, command, _ in impls:
+                    # The PyMySQL peers run the contract's mutex scenarios only.
+                    if not command[0].startswith(ENV["DLOCK_BENCH"]) and scenario in (
+                            "rw", "many-locks"):
+                        continue
                     line = run_json(command + ["--scenario", scenario, "--clients", str(clients),
-                                               "--iterations", str(ITERATIONS)])
+                                               "--iterations", str(ITERATIONS)] + extra)
                     if line:
-                        record(line, kind="throughput", backend=backend, impl=impl,
-                               round=round_, clients=clients)
+                        record(line, kind="failed" if "failed" in line else "throughput",
+                               backend=backend, impl=impl, round=round_, clients=clients,
+                               scenario=scenario)
+                    if line and "failed" not in line:
                         print("round %d %s %s %s/%d: %.0f ops/s" % (
                             round_, backend, impl, scenario, clients, line["ops_per_s"]),
                             file=sys.stderr)
         for backend, impl, _, _, command in impls:
             line = command and run_json(command)
-            if line:
+            if line and "failed" not in line:
                 record(line, kind="memory", backend=backend, impl=impl)
         for backend, impl, command in safety_runs():
             run = subprocess.run(command, capture_output=True, text=True,
@@ -194,7 +204,7 @@ def render():
     lines = [json.loads(text) for text in open(RESULTS)]
     by = {}
     for line in lines:
-        by.setdefault((line["kind"], line["backend"], line["impl"], line.get("clients")),
+        by.setdefault((line["kind"], line["backend"], line["impl"], line.get("scenario")),
                       []).append(line)
     impls = [(line["backend"], line["impl"]) for line in lines if line["kind"] == "throughput"]
     impls = list(dict.fromkeys(impls))
@@ -217,21 +227,46 @@ def render():
         "## Throughput, hand-off, fairness, cost",
         "",
         "| backend | implementation | uncontended ops/s | contended 8 ops/s | 8: hand-off p50 µs"
-        " | 8: per-client min/max | 8: client CPU µs/op | heap per held lock |",
-        "|---|---|---|---|---|---|---|---|",
+        " | 8: per-client min/max | 8: client CPU µs/op | read-write, 8 clients ops/s"
+        " | 100 locks held at once ops/s | heap per held lock |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     bars = []
     for backend, impl in impls:
-        u = by.get(("throughput", backend, impl, 1), [])
-        c8 = by.get(("throughput", backend, impl, 8), [])
+        u = by.get(("throughput", backend, impl, "uncontended"), [])
+        c8 = by.get(("throughput", backend, impl, "contended"), [])
         mem = by.get(("memory", backend, impl, None), [])
         bars.append(("%s: %s" % (backend, impl), median(c8, "ops_per_s"),
                      impl.startswith("dlock")))
-        page.append("| %s | %s | %s | %s | %s | %s/%s | %s | %s |" % (
+        rw = by.get(("throughput", backend, impl, "rw"), [])
+        many = by.get(("throughput", backend, impl, "many-locks"), [])
+
+        def measured(runs, scenario):
+            if runs or not by.get(("failed", backend, impl, scenario)):
+                return cell(median(runs, "ops_per_s"))
+            return "failed"
+
+        page.append("| %s | %s | %s | %s | %s | %s/%s | %s | %s | %s | %s |" % (
             backend, impl, cell(median(u, "ops_per_s")), cell(median(c8, "ops_per_s")),
             cell(median(c8, "handoff_p50_us")), cell(median(c8, "per_client_min")),
             cell(median(c8, "per_client_max")), cell(median(c8, "cpu_us_per_op")),
+            measured(rw, "rw"), measured(many, "many-locks"),
             cell(median(mem, "heap_bytes_per_lock"), "{:,.0f} B")))
+    page += ["",
+             "A dash: not offered, or not run. The read-write scenario has 10 % writers "
+             "(bench-contract.md §3); MariaDB's GET_LOCK and the row modes have no readers, and "
+             "the seeds' designs hold one lock per client. The PyMySQL programs run the mutex "
+             "scenarios only. Runs that failed:", ""]
+    failures = {}
+    for line in lines:
+        if line["kind"] == "failed":
+            failures.setdefault((line["backend"], line["impl"], line["scenario"]),
+                                []).append(line["failed"])
+    for (backend, impl, scenario), why in sorted(failures.items()):
+        page.append("- %s, %s, `%s`: %d of %d rounds, %s" % (
+            backend, impl, scenario, len(why), rounds, why[0]))
+    if not failures:
+        page.append("- none")
     page += ["", "![contended throughput](backends/throughput.png)", ""]
     if bars:
         plot_throughput(bars)
@@ -282,7 +317,7 @@ def render():
               if line["kind"] == "faults" and line["impl"] == "dlock"}
     for backend in BACKENDS:
         own = next((impl for b, impl in impls if b == backend and impl.startswith("dlock")), None)
-        c8 = by.get(("throughput", backend, own, 8), [])
+        c8 = by.get(("throughput", backend, own, "contended"), [])
         rec = faults.get(backend, {}).get("recovery_ms", {})
         killed = rec.get("holder_killed", rec.get("session_expiry"))
         token, needs = FACTS[backend]
@@ -294,7 +329,7 @@ def render():
         own = impl.startswith("dlock")
         if impl == "dlock":  # the backend's default mode
             impl = next(i for b, i in impls if b == backend and i.startswith("dlock"))
-        c8 = by.get(("throughput", backend, impl, 8), [])
+        c8 = by.get(("throughput", backend, impl, "contended"), [])
         fault = next((line for line in lines if line["kind"] == "faults"
                       and line["backend"] == backend
                       and line["impl"] == (impl if "mode=" in impl else "dlock")), {})

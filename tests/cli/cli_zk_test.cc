@@ -89,7 +89,8 @@ TEST_F(CliZkTest, SignalsEndAConnectAttempt) {
     // Connected to the silent proxy: dlock is inside its connect attempt now.
     ASSERT_TRUE(eventually([&] { return proxy.connections_accepted() > before; }, 10s));
     attempt.signal(signal);
-    EXPECT_EQ(128 + signal, attempt.wait(10s).status);
+    const Finished finished = attempt.wait(10s);
+    EXPECT_EQ(128 + signal, finished.status) << finished.err;
   }
 }
 

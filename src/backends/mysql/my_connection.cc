@@ -299,6 +299,9 @@ Reply MyConnection::error_reply(std::error_code fallback) const {
 }
 
 std::string MyConnection::quote(std::string_view text) const {
+  // A closed connection has no handle to escape with, and runs nothing: its queries fail
+  // with connection_lost. Callers may not know yet (a pooled connection the server reset).
+  if (mysql_ == nullptr) return "NULL";
   std::string out(text.size() * 2 + 3, '\0');
   out[0] = '\'';
   const unsigned long length =

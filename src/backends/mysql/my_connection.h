@@ -66,7 +66,8 @@ class MyConnection : public std::enable_shared_from_this<MyConnection> {
   // (a lock wait) is exempt from the heartbeat's deadline.
   void query(std::string sql, Done done, bool may_wait = false);
 
-  // `text` as a quoted SQL string literal in the connection's character set.
+  // `text` as a quoted SQL string literal in the connection's character set; NULL once the
+  // connection is closed (a query on it fails anyway).
   std::string quote(std::string_view text) const;
   // The server's id of this connection (CONNECTION_ID(), what KILL takes).
   std::uint64_t id() const noexcept { return id_; }

@@ -384,8 +384,16 @@ std::shared_ptr<Session> Session::connect(Options options, std::stop_token stop)
     std::lock_guard lock(impl->mu_);
     impl->open_client_locked();
   }
-  impl->wait_connected(stop);
-  impl->ensure_chroot(stop);
+  try {
+    impl->wait_connected(stop);
+    impl->ensure_chroot(stop);
+  } catch (...) {
+    // As ~Session does: the client's pending handlers hold the session's parts, which would
+    // otherwise keep one another alive after a failed or cancelled connect.
+    impl->close(make_error_code(errc::session_closed));
+    impl->executor_->settle(Clock::now() + std::chrono::seconds(1));
+    throw;
+  }
   return std::shared_ptr<Session>(new Session(std::move(impl)));
 }
 
