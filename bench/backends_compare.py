@@ -254,7 +254,7 @@ def render():
             cell(median(mem, "heap_bytes_per_lock"), "{:,.0f} B")))
     page += ["",
              "A dash: not offered, or not run. The read-write scenario has 10 % writers "
-             "(bench-contract.md §3); MariaDB's GET_LOCK and the row modes have no readers, and "
+             "(bench-contract.md §3); MariaDB's GET_LOCK and the table and row modes have no readers, and "
              "the seeds' designs hold one lock per client. The PyMySQL programs run the mutex "
              "scenarios only. Runs that failed:", ""]
     failures = {}
