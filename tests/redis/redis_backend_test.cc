@@ -210,6 +210,60 @@ TEST_F(RedisBackendTest, WaitersAreServedInArrivalOrder) {
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
 }
 
+// The acquire script calls the server has run so far.
+std::int64_t acquire_calls(const std::string& commandstats) {
+  const std::string field = "cmdstat_evalsha:calls=";
+  const std::size_t at = commandstats.find(field);
+  return at == std::string::npos ? 0 : std::stoll(commandstats.substr(at + field.size()));
+}
+
+// The release grants the head waiter the lock and sends it the token: the waiter holds
+// without running the acquire script again, so a hand-off costs one script, the release.
+TEST_F(RedisBackendTest, AReleaseHandsTheLockToTheHeadWaiterWithoutARequestOfItsOwn) {
+  auto backend = open("ttl=3s");  // no queue refresh (every second) within the hand-off
+  Mutex holder(backend, "/handed"), waiter(open("ttl=3s"), "/handed");
+  holder.lock();
+  std::promise<Lease> granted;
+  waiter.async_acquire([&](std::error_code ec, Lease lease) {
+    EXPECT_FALSE(ec) << ec.message();
+    granted.set_value(std::move(lease));
+  });
+  ASSERT_TRUE(eventually([&] { return backend->status("/handed").waiters.size() == 1; }));
+  const std::uint64_t first_token = holder.token();
+  const std::int64_t before = acquire_calls(cli({"INFO", "commandstats"}));
+  holder.unlock();
+  Lease lease = granted.get_future().get();
+  EXPECT_EQ(acquire_calls(cli({"INFO", "commandstats"})) - before, 1);  // the release alone
+  EXPECT_GT(lease.token(), first_token);
+  EXPECT_EQ(cli({"GET", "/handed"}), lease.node());
+  const LockStatus status = backend->status("/handed");
+  ASSERT_EQ(status.holders.size(), 1u);
+  EXPECT_EQ(status.holders[0].token, lease.token());
+  EXPECT_TRUE(status.waiters.empty());
+}
+
+// A lease handed over by a release is counted from the waiter's last queue refresh, renewed
+// by the watchdog like any other, and kept past many ttls.
+TEST_F(RedisBackendTest, ALeaseHandedOverByAReleaseIsRenewedPastItsTtl) {
+  auto backend = open("ttl=300ms");
+  Mutex holder(backend, "/handed-renewed"), waiter(open("ttl=300ms"), "/handed-renewed");
+  holder.lock();
+  std::promise<Lease> granted;
+  waiter.async_acquire([&](std::error_code ec, Lease lease) {
+    EXPECT_FALSE(ec) << ec.message();
+    granted.set_value(std::move(lease));
+  });
+  ASSERT_TRUE(eventually([&] { return backend->status("/handed-renewed").waiters.size() == 1; }));
+  std::this_thread::sleep_for(250ms);  // the waiter's entry is refreshed on its way
+  holder.unlock();
+  Lease lease = granted.get_future().get();
+  std::this_thread::sleep_for(1200ms);  // four ttls
+  EXPECT_FALSE(lease.lost().stop_requested());
+  EXPECT_EQ(cli({"GET", "/handed-renewed"}), lease.node());
+  lease.release();
+  EXPECT_EQ(cli({"EXISTS", "/handed-renewed"}), "0");
+}
+
 int thread_count() {
   std::ifstream status("/proc/self/status");
   std::string line;

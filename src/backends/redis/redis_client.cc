@@ -1,5 +1,6 @@
 #include "redis_client.h"
 
+#include <charconv>
 #include <future>
 #include <thread>
 
@@ -54,8 +55,8 @@ std::shared_ptr<RedisClient> RedisClient::open(ClientOptions options, const Open
   std::weak_ptr<RedisClient> weak = client;
   client->wakeups_->subscribe(
       "dlock:wake:" + client->client_id_,
-      [weak](const std::string& id) {
-        if (auto self = weak.lock()) self->on_message(id);
+      [weak](const std::string& message) {
+        if (auto self = weak.lock()) self->on_message(message);
       },
       [weak, subscribed, first = true](std::error_code ec, Reply reason) mutable {
         if (first) {
@@ -133,7 +134,7 @@ std::string RedisClient::new_id(char role) {
   return client_id_ + "-" + std::to_string(next_id_++) + "-" + role;
 }
 
-void RedisClient::add_waiter(const std::string& id, std::function<void()> wake) {
+void RedisClient::add_waiter(const std::string& id, Wake wake) {
   std::lock_guard lock(mu_);
   waiters_[id] = std::move(wake);
 }
@@ -143,24 +144,34 @@ void RedisClient::remove_waiter(const std::string& id) {
   waiters_.erase(id);
 }
 
-void RedisClient::on_message(const std::string& id) {
-  std::function<void()> wake;
+void RedisClient::on_message(std::string_view message) {
+  // "<id> <token>" from a release that granted <id>; "<id>" alone from an older dlock.
+  const std::size_t space = message.find(' ');
+  const std::string id(message.substr(0, space));
+  std::optional<std::uint64_t> token;
+  if (space != std::string_view::npos) {
+    std::uint64_t value = 0;
+    const std::string_view text = message.substr(space + 1);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc() && end == text.data() + text.size()) token = value;
+  }
+  Wake wake;
   {
     std::lock_guard lock(mu_);
     const auto it = waiters_.find(id);
     if (it == waiters_.end()) return;
     wake = it->second;
   }
-  wake();
+  wake(token);
 }
 
 void RedisClient::wake_all() {
-  std::vector<std::function<void()>> all;
+  std::vector<Wake> all;
   {
     std::lock_guard lock(mu_);
     for (const auto& [id, wake] : waiters_) all.push_back(wake);
   }
-  for (const auto& wake : all) wake();
+  for (const auto& wake : all) wake(std::nullopt);
 }
 
 void RedisClient::drain(Clock::time_point deadline) {

@@ -7,7 +7,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <unordered_map>
 #include <vector>
@@ -51,9 +53,12 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
 
   // A fresh contender id for `role` (x, w, r or s); it is also the value of the lock key.
   std::string new_id(char role);
-  // `wake` runs on the executor when a release names `id`, or when the subscription is
-  // renewed after a disconnection (a wake-up may have been missed).
-  void add_waiter(const std::string& id, std::function<void()> wake);
+  // `wake` runs on the executor when a release names `id`: with the fencing token when the
+  // release granted `id` the lock, without one when `id` should run the acquire script again
+  // (a release by an older dlock, a subscription renewed after a disconnection, when a
+  // message may have been missed).
+  using Wake = std::function<void(std::optional<std::uint64_t> token)>;
+  void add_waiter(const std::string& id, Wake wake);
   void remove_waiter(const std::string& id);
 
   // Releases on their way to the server, which drain() waits for.
@@ -71,7 +76,7 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
  private:
   explicit RedisClient(ClientOptions options);
   Reply wait_reply(const std::function<void(Done)>& start, Clock::time_point deadline);
-  void on_message(const std::string& id);
+  void on_message(std::string_view message);
   void wake_all();
 
   const ClientOptions options_;
@@ -83,7 +88,7 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
 
   std::mutex mu_;
   std::uint64_t next_id_ = 1;
-  std::unordered_map<std::string, std::function<void()>> waiters_;
+  std::unordered_map<std::string, Wake> waiters_;
   BackgroundWork background_;
 };
 

@@ -84,8 +84,11 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
 
   void begin() {
     std::weak_ptr<Attempt> weak = weak_from_this();
-    site_->client->add_waiter(id_, [weak] {
-      if (auto self = weak.lock()) self->step();
+    site_->client->add_waiter(id_, [weak](std::optional<std::uint64_t> token) {
+      auto self = weak.lock();
+      if (!self) return;
+      if (token) return self->handed_over(*token);
+      self->step();
     });
     on_stop_.emplace(stop_,
                      std::function<void()>([weak, this_executor = site_->client->executor()] {
@@ -118,6 +121,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       });
     }
     in_flight_ = true;
+    if (!lease_floor_) lease_floor_ = sent;
     const Site& site = *site_;
     site.client->run(
         acquire_script(), site.keys,
@@ -148,6 +152,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     }
     if (!wait) return finish(Outcome::failure(errc::timed_out));
     queued_ = true;
+    lease_floor_ = sent;
     if (again_) {
       again_ = false;
       return step();
@@ -157,6 +162,16 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const std::int64_t hint = reply.elements.size() == 2 ? reply.elements[1].integer : -1;
     if (hint > 0) next = std::min(next, Clock::now() + std::chrono::milliseconds(hint));
     retry_at(next);
+  }
+
+  // A release granted us the lock. Its lease ends when our queue entry would have: a ttl after
+  // the server ran the last request that refreshed the entry. The request of the last "queued"
+  // reply (or the first request, if no reply came yet) ran no later than that one, so a lease
+  // counted from its sending ends no later than the key.
+  void handed_over(std::uint64_t token) {
+    if (finished_) return;
+    finish(Outcome::success(
+        RedisHolding::start(site_->client, site_->keys, id_, token, *lease_floor_)));
   }
 
   // Runs step() at `when`, or ends the attempt at the deadline if that comes first.
@@ -201,6 +216,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool in_flight_ = false;
   bool again_ = false;  // a wake-up came while a request was in flight
   bool queued_ = false;
+  // When the request that last found us queued was sent: where a lease handed over by a
+  // release starts (handed_over()).
+  std::optional<Clock::time_point> lease_floor_;
 };
 
 std::unique_ptr<detail::Contender> make_redis_contender(Site site) {

@@ -66,8 +66,32 @@ local function may_take(role, ahead, permits)
   return ahead == 0 and redis.call('ZCARD', shared) == 0
 end
 
--- One message to each waiter that may hold now, in queue order: after a mutex's release that
--- is the head alone; readers go together up to the first writer; a semaphore fills its permits.
+-- Makes `id` a holder until `expires` (server time, ms): the lock key for a mutex or writer, an
+-- entry among the shared holders for a reader or a semaphore holder; a fresh fencing token;
+-- its record, holding since `now`. Returns the token, and as text.
+local function grant(id, now, expires, record)
+  redis.call('ZREM', queue, id)
+  redis.call('ZREM', waiting, id)
+  local token, token_text = next_token(now)
+  if exclusive(role_of(id)) then
+    -- The record of the holder before us outlives its key if that holder died.
+    local previous = redis.call('HGET', data, '!exclusive')
+    if previous then redis.call('HDEL', data, previous) end
+    redis.call('SET', lock, id, 'PX', expires - now)
+    redis.call('HSET', data, '!exclusive', id)
+  else
+    redis.call('ZADD', shared, expires, id)
+  end
+  local since = string.gsub(record, '"since":%d+', '"since":' .. string.format('%.0f', now), 1)
+  redis.call('HSET', data, id, '{"token":' .. token_text .. ',' .. string.sub(since, 2))
+  return token, token_text
+end
+
+-- Hands the lock to each waiter that may hold now, in queue order, and tells it so with one
+-- message ("<id> <token>"): after a mutex's release that is the head alone; readers go together
+-- up to the first writer; a semaphore fills its permits. A waiter's lease runs until its queue
+-- entry would have expired, which its client counts from the request that last refreshed the
+-- entry: the grant needs no round trip of the waiter's own.
 local function wake(now)
   prune(now)
   if redis.call('EXISTS', lock) == 1 then return end
@@ -80,7 +104,10 @@ local function wake(now)
     elseif exclusive(role) and (i > 1 or held > 0) then
       return
     end
-    redis.call('PUBLISH', 'dlock:wake:' .. string.match(id, '^[^-]+'), id)
+    -- An entry without an expiry (written by hand) gets a grant that ends at once.
+    local expires = tonumber(redis.call('ZSCORE', waiting, id) or now + 1)
+    local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}')
+    redis.call('PUBLISH', 'dlock:wake:' .. string.match(id, '^[^-]+'), id .. ' ' .. token_text)
     if exclusive(role) then return end
   end
 end
@@ -111,19 +138,7 @@ if earlier then
 end
 local rank = redis.call('ZRANK', queue, id)
 if may_take(role, rank or redis.call('ZCARD', queue), permits) then
-  redis.call('ZREM', queue, id)
-  redis.call('ZREM', waiting, id)
-  local token, token_text = next_token(now)
-  if exclusive(role) then
-    -- The record of the holder before us outlives its key if that holder died.
-    local previous = redis.call('HGET', data, '!exclusive')
-    if previous then redis.call('HDEL', data, previous) end
-    redis.call('SET', lock, id, 'PX', ttl)
-    redis.call('HSET', data, '!exclusive', id)
-  else
-    redis.call('ZADD', shared, now + ttl, id)
-  end
-  redis.call('HSET', data, id, '{"token":' .. token_text .. ',' .. string.sub(record, 2))
+  local token = grant(id, now, now + ttl, record)
   keep(2 * ttl)
   return {1, token}
 end
