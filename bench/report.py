@@ -355,9 +355,9 @@ def main():
           "K per implementation from a pilot so that one run takes about %s s (quick mode: %s)." % (
               reps, full.get("target_s", 6), full.get("quick", False)),
           "- Re-render the page from the raw results without rerunning: `bench/report.py %s`." % rel,
-          "- The other backends: PostgreSQL and MariaDB beside hand-written psycopg and PyMySQL locks "
-          "in [benchmarks-sql.md](benchmarks-sql.md) (`bench/sql.sh`); Redis by hand in "
-          "[redis.md](redis.md#measuring-it)."]
+          "- The other backends beside the locks users write by hand (redis-py, node-redlock, "
+          "psycopg, PyMySQL): [benchmarks-servers.md](benchmarks-servers.md) "
+          "(`bench/servers.sh`)."]
     md += ["- " + line for line in machine_and_versions(full, extra)]
     md += ["", "## Method", "",
            "Every implementation is one program following the "

@@ -8,6 +8,7 @@ more than one design takes --design.
 """
 import argparse
 import json
+import math
 import multiprocessing
 import os
 import resource
@@ -44,7 +45,8 @@ def _client(make_lock, backend, name, tickets, iterations, ready, start, results
         acquire, release = make_lock(backend, name)
         ready.put(None)
         start.wait()
-        done = 0
+        # (acquire returned, release called) per operation, on the clock every process shares.
+        ops = []
         while True:
             with tickets.get_lock():
                 ticket = tickets.value
@@ -52,12 +54,27 @@ def _client(make_lock, backend, name, tickets, iterations, ready, start, results
             if ticket >= iterations:
                 break
             acquire()
+            acquired = time.monotonic_ns()
+            released = time.monotonic_ns()
             release()
-            done += 1
-        results.put(done)
+            ops.append((acquired, released))
+        results.put(ops)
     except Exception as error:  # noqa: BLE001 (reported by the parent)
         ready.put(repr(error))
         results.put(repr(error))
+
+
+def handoff_percentiles(outcomes):
+    """The contract's hand-off: all acquisitions sorted by when acquire() returned, each one's
+    return minus the previous one's release() call; its median and 99th percentile in µs."""
+    ops = sorted(op for client in outcomes for op in client)
+    gaps = sorted(ops[i][0] - ops[i - 1][1] for i in range(1, len(ops)))
+    if not gaps:
+        return {}
+
+    def at(percent):  # nearest rank, as dlock-bench
+        return round(gaps[max(1, math.ceil(percent / 100 * len(gaps))) - 1] / 1000, 1)
+    return {"handoff_p50_us": at(50), "handoff_p99_us": at(99)}
 
 
 def run(peer, designs):
@@ -87,8 +104,8 @@ def run(peer, designs):
     failures = [f for f in (ready.get(timeout=60) for _ in workers) if f is not None]
     began = time.monotonic()
     start.set()
-    counts = [results.get(timeout=600) for _ in workers]
-    failures += [c for c in counts if isinstance(c, str)]
+    outcomes = [results.get(timeout=600) for _ in workers]
+    failures += [o for o in outcomes if isinstance(o, str)]
     if failures:
         for worker in workers:
             worker.kill()
@@ -96,11 +113,13 @@ def run(peer, designs):
     elapsed = time.monotonic() - began
     for worker in workers:
         worker.join()
+    counts = [len(ops) for ops in outcomes]
     # The clients' CPU, connecting included: a slight overestimate per operation.
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"impl": impl, "scenario": args.scenario, "clients": clients,
                       "iterations": args.iterations, "elapsed_s": round(elapsed, 6),
                       "ops_per_s": round(args.iterations / elapsed, 2),
                       "per_client_min": min(counts), "per_client_max": max(counts),
+                      **handoff_percentiles(outcomes),
                       "cpu_us_per_op": round((used.ru_utime + used.ru_stime) * 1e6
                                              / args.iterations, 1)}))

@@ -3,7 +3,7 @@
 
    tests/docs/check-links.py [REPO]
 
-Checked in every *.md outside build directories: the targets of relative links and images
+Checked in every *.md outside build directories and node_modules: the targets of relative links and images
 (with their #heading, GitHub's way of naming it), and file names in code spans that look like
 paths into the repository (a top-level folder of it, or a name ending in .md). Absolute paths
 and paths leaving the repository are broken by definition: a reader's clone has neither.
@@ -23,8 +23,10 @@ PLACEHOLDER = re.compile(r"[*<>{}$…|]")
 
 
 def is_build_dir(path):
+    """Build output, or packages a benchmark installs (npm's node_modules): not ours to check."""
     name = os.path.basename(path)
-    return name.startswith((".", "build")) or os.path.exists(os.path.join(path, "CMakeCache.txt"))
+    return (name.startswith((".", "build")) or name == "node_modules"
+            or os.path.exists(os.path.join(path, "CMakeCache.txt")))
 
 
 def markdown_files(repo):

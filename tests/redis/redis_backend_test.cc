@@ -387,6 +387,24 @@ TEST_F(RedisBackendTest, ReadersShareAndAWriterAheadIsNotOvertaken) {
   EXPECT_TRUE(late.try_lock_shared_for(2s));
 }
 
+// Readers handed the lock by a writer's release: the key of the shared holders, created by that
+// release, expires like the rest of the bookkeeping, so an abandoned path leaves nothing.
+TEST_F(RedisBackendTest, ReadersHandedTheLockByAReleaseLeaveNoKeyWithoutExpiry) {
+  auto backend = open();
+  SharedMutex writer(backend, "/handed-readers"), reader(open(), "/handed-readers");
+  writer.lock();
+  auto reading = std::async(std::launch::async, [&] { reader.lock_shared(); });
+  ASSERT_TRUE(eventually([&] { return backend->status("/handed-readers").waiters.size() == 1; }));
+  writer.unlock();
+  reading.get();
+  for (const std::string suffix : {"queue", "waiting", "shared", "data", "kind"}) {
+    const std::string key = "/handed-readers:dlock:" + suffix;
+    if (cli({"EXISTS", key}) == "0") continue;
+    EXPECT_GT(std::stoi(cli({"PTTL", key})), 0) << key;
+  }
+  reader.unlock_shared();
+}
+
 TEST_F(RedisBackendTest, ASemaphoreAdmitsItsPermitsAndRefusesOtherCounts) {
   auto backend = open();
   Semaphore a(backend, "/sem", 2), b(backend, "/sem", 2), c(backend, "/sem", 2);

@@ -81,6 +81,8 @@ local function grant(id, now, expires, record)
     redis.call('HSET', data, '!exclusive', id)
   else
     redis.call('ZADD', shared, expires, id)
+    -- A release's grant can create the key: it needs the expiry keep() gives the others.
+    if redis.call('PTTL', shared) < 0 then redis.call('PEXPIRE', shared, 2 * (expires - now)) end
   end
   local since = string.gsub(record, '"since":%d+', '"since":' .. string.format('%.0f', now), 1)
   redis.call('HSET', data, id, '{"token":' .. token_text .. ',' .. string.sub(since, 2))
