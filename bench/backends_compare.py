@@ -9,6 +9,8 @@ import statistics
 import subprocess
 import sys
 
+import server_counters  # bench/, beside this script
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = os.environ
 RESULTS = ENV["RESULTS"]
@@ -114,6 +116,13 @@ def parse_safety(output):
     return None
 
 
+def messages_sent(backend):
+    """The wake-up messages the backend's server has sent so far, or None (see
+    server_counters.messages_sent)."""
+    port = {"ZooKeeper": ENV["ZK"].rsplit(":", 1)[-1], "Redis": ENV.get("REDIS_PORT")}
+    return server_counters.messages_sent(backend, port.get(backend))
+
+
 def measure():
     impls = implementations()
     with open(RESULTS, "a") as out:
@@ -129,8 +138,13 @@ def measure():
                     if not command[0].startswith(ENV["DLOCK_BENCH"]) and scenario in (
                             "rw", "many-locks"):
                         continue
+                    before = messages_sent(backend)
                     line = run_json(command + ["--scenario", scenario, "--clients", str(clients),
                                                "--iterations", str(ITERATIONS)] + extra)
+                    if line and "failed" not in line and before is not None:
+                        # The server counts the warm-up's releases too.
+                        releases = line["iterations"] + line.get("warmup", 0)
+                        line["messages_per_release"] = (messages_sent(backend) - before) / releases
                     if line:
                         record(line, kind="failed" if "failed" in line else "throughput",
                                backend=backend, impl=impl, round=round_, clients=clients,
@@ -227,9 +241,9 @@ def render():
         "## Throughput, hand-off, fairness, cost",
         "",
         "| backend | implementation | uncontended ops/s | contended 8 ops/s | 8: hand-off p50 µs"
-        " | 8: per-client min/max | 8: client CPU µs/op | read-write, 8 clients ops/s"
-        " | 100 locks held at once ops/s | heap per held lock |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        " | 8: per-client min/max | 8: messages per release | 8: client CPU µs/op"
+        " | read-write, 8 clients ops/s | 100 locks held at once ops/s | heap per held lock |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     bars = []
     for backend, impl in impls:
@@ -246,14 +260,21 @@ def render():
                 return cell(median(runs, "ops_per_s"))
             return "failed"
 
-        page.append("| %s | %s | %s | %s | %s | %s/%s | %s | %s | %s | %s |" % (
+        page.append("| %s | %s | %s | %s | %s | %s/%s | %s | %s | %s | %s | %s |" % (
             backend, impl, cell(median(u, "ops_per_s")), cell(median(c8, "ops_per_s")),
             cell(median(c8, "handoff_p50_us")), cell(median(c8, "per_client_min")),
-            cell(median(c8, "per_client_max")), cell(median(c8, "cpu_us_per_op")),
+            cell(median(c8, "per_client_max")), cell(median(c8, "messages_per_release"), "{:.2f}"),
+            cell(median(c8, "cpu_us_per_op")),
             measured(rw, "rw"), measured(many, "many-locks"),
             cell(median(mem, "heap_bytes_per_lock"), "{:,.0f} B")))
     page += ["",
-             "A dash: not offered, or not run. The read-write scenario has 10 % writers "
+             "A dash: not offered, or not run. *Messages per release* are the wake-ups the server "
+             "sent, counted by the server (ZooKeeper's watch events, Redis's PUBLISH calls) and "
+             "divided by the releases: one means no herd. PostgreSQL's advisory locks and "
+             "MariaDB's GET_LOCK and row locks wake the next waiter inside the server, and its "
+             "answer is the only message; the table modes, the seeds' tables and the SET NX PX "
+             "seed send none: their waiters poll. "
+             "The read-write scenario has 10 % writers "
              "(bench-contract.md §3); MariaDB's GET_LOCK and the table and row modes have no readers, and "
              "the seeds' designs hold one lock per client. The PyMySQL programs run the mutex "
              "scenarios only. Runs that failed:", ""]

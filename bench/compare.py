@@ -9,12 +9,12 @@ Standard library only.
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 import time
 
 import report  # bench/, beside this script
+import server_counters
 
 ENV = os.environ
 ZK = ENV["ZK"]
@@ -61,25 +61,12 @@ HERD = [("herd-%s-%d" % (s, n), s, n, None, impls)
         for s, impls in (("contended", ["dlock", "naive"]), ("rw", ["dlock", "seed-parent-rw"]))
         for n in (2, 11, 51)]
 
-MNTR_KEYS = ["zk_packets_received", "zk_sum_node_deleted_watch_count",
-             "zk_sum_node_created_watch_count", "zk_sum_node_changed_watch_count",
-             "zk_sum_node_children_watch_count", "zk_cnt_fsynctime", "zk_sum_fsynctime"]
+MNTR_KEYS = (["zk_packets_received"] + server_counters.ZK_WATCH_KEYS
+             + ["zk_cnt_fsynctime", "zk_sum_fsynctime"])
 
 
 def mntr():
-    with socket.create_connection(("127.0.0.1", ZK_PORT), timeout=10) as s:
-        s.sendall(b"mntr")
-        data = b""
-        while chunk := s.recv(65536):
-            data += chunk
-    values = {}
-    for line in data.decode().splitlines():
-        key, _, value = line.partition("\t")
-        try:
-            values[key] = float(value)
-        except ValueError:
-            pass
-    return values
+    return server_counters.mntr(ZK_PORT)
 
 
 def server_cpu_ticks():

@@ -10,6 +10,8 @@ import statistics
 import subprocess
 import sys
 
+import server_counters  # bench/, beside this script
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.environ.get("DLOCK_BENCH", "dlock-bench")
 PG, MY = os.environ.get("PG_URL", ""), os.environ.get("MY_URL", "")
@@ -54,15 +56,8 @@ POINTS = [("uncontended", 1), ("contended", 8), ("contended", 32)]
 
 def redis_counts():
     """The Redis server's (PUBLISH calls, commands processed) so far."""
-    info = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", REDIS_PORT, "INFO", "all"],
-                          capture_output=True, text=True, check=True).stdout
-    published = processed = 0
-    for line in info.splitlines():
-        if line.startswith("cmdstat_publish:"):
-            published = int(line.split("calls=")[1].split(",")[0])
-        elif line.startswith("total_commands_processed:"):
-            processed = int(line.split(":")[1])
-    return published, processed
+    values = server_counters.redis_info(REDIS_PORT)
+    return values.get("cmdstat_publish", 0), values.get("total_commands_processed", 0)
 
 
 def measure():
