@@ -233,7 +233,7 @@ def render():
         "`innodb_flush_log_at_trx_commit=0`), all on 127.0.0.1. %d interleaved rounds, "
         "medians. The seeds' designs are written as the seed articles' readers would write "
         "them (`bench/strategies.h`; the MariaDB ones with PyMySQL, one process per client, "
-        "which measure neither hand-off nor comparable CPU). The fault rows run the safety "
+        "whose CPU includes starting Python and connecting). The fault rows run the safety "
         "checkers' schedule (docs/faults.md), with durable commits for the databases."
         % (os.path.relpath(RESULTS, REPO), ENV.get("DLOCK_GIT_REV", "?"),
            ENV.get("DLOCK_BUILD_TYPE", "?"), rounds),
