@@ -33,6 +33,33 @@ class RedisBackendTest : public ::testing::Test {
   RedisServer& server() { return RedisServer::shared(); }
   std::string cli(const std::vector<std::string>& args) { return server().cli(args, db_); }
 
+  // Starts `waiter`'s acquisition of `path` and returns once status() shows `waiters` queued
+  // there: the future has the lease a release hands it.
+  std::future<Lease> queue_behind(Mutex& waiter, Backend& backend, const std::string& path,
+                                  std::size_t waiters) {
+    auto granted = std::make_shared<std::promise<Lease>>();
+    waiter.async_acquire([granted](std::error_code ec, Lease lease) {
+      EXPECT_FALSE(ec) << ec.message();
+      granted->set_value(std::move(lease));
+    });
+    EXPECT_TRUE(eventually([&] { return backend.status(path).waiters.size() == waiters; }));
+    return granted->get_future();
+  }
+
+  // What a crashed client leaves on `path`: a queue entry `id` ahead of everyone, with its
+  // record, alive for `left` more.
+  void leave_dead_waiter(const std::string& path, const std::string& id,
+                         std::chrono::milliseconds left) {
+    const std::string now_ms = cli({"EVAL",
+                                    "local t = redis.call('TIME') return t[1] * 1000 + "
+                                    "math.floor(t[2] / 1000)",
+                                    "0"});
+    cli({"ZADD", path + ":dlock:queue", "1", id});
+    cli({"ZADD", path + ":dlock:waiting", std::to_string(std::stoll(now_ms) + left.count()), id});
+    cli({"HSET", path + ":dlock:data", id,
+         R"({"host":"gone","pid":1,"since":1,"label":"crashed"})"});
+  }
+
   const int db_ = unique_redis_db();
 };
 
@@ -220,19 +247,14 @@ std::int64_t acquire_calls(const std::string& commandstats) {
 // The release grants the head waiter the lock and sends it the token: the waiter holds
 // without running the acquire script again, so a hand-off costs one script, the release.
 TEST_F(RedisBackendTest, AReleaseHandsTheLockToTheHeadWaiterWithoutARequestOfItsOwn) {
-  auto backend = open("ttl=3s");  // no queue refresh (every second) within the hand-off
-  Mutex holder(backend, "/handed"), waiter(open("ttl=3s"), "/handed");
+  auto backend = open("ttl=30s");  // no refresh or renewal within the hand-off
+  Mutex holder(backend, "/handed"), waiter(open("ttl=30s"), "/handed");
   holder.lock();
-  std::promise<Lease> granted;
-  waiter.async_acquire([&](std::error_code ec, Lease lease) {
-    EXPECT_FALSE(ec) << ec.message();
-    granted.set_value(std::move(lease));
-  });
-  ASSERT_TRUE(eventually([&] { return backend->status("/handed").waiters.size() == 1; }));
+  std::future<Lease> granted = queue_behind(waiter, *backend, "/handed", 1);
   const std::uint64_t first_token = holder.token();
   const std::int64_t before = acquire_calls(cli({"INFO", "commandstats"}));
   holder.unlock();
-  Lease lease = granted.get_future().get();
+  Lease lease = granted.get();
   EXPECT_EQ(acquire_calls(cli({"INFO", "commandstats"})) - before, 1);  // the release alone
   EXPECT_GT(lease.token(), first_token);
   EXPECT_EQ(cli({"GET", "/handed"}), lease.node());
@@ -248,20 +270,33 @@ TEST_F(RedisBackendTest, ALeaseHandedOverByAReleaseIsRenewedPastItsTtl) {
   auto backend = open("ttl=300ms");
   Mutex holder(backend, "/handed-renewed"), waiter(open("ttl=300ms"), "/handed-renewed");
   holder.lock();
-  std::promise<Lease> granted;
-  waiter.async_acquire([&](std::error_code ec, Lease lease) {
-    EXPECT_FALSE(ec) << ec.message();
-    granted.set_value(std::move(lease));
-  });
-  ASSERT_TRUE(eventually([&] { return backend->status("/handed-renewed").waiters.size() == 1; }));
+  std::future<Lease> granted = queue_behind(waiter, *backend, "/handed-renewed", 1);
   std::this_thread::sleep_for(250ms);  // the waiter's entry is refreshed on its way
   holder.unlock();
-  Lease lease = granted.get_future().get();
+  Lease lease = granted.get();
   std::this_thread::sleep_for(1200ms);  // four ttls
   EXPECT_FALSE(lease.lost().stop_requested());
   EXPECT_EQ(cli({"GET", "/handed-renewed"}), lease.node());
   lease.release();
   EXPECT_EQ(cli({"EXISTS", "/handed-renewed"}), "0");
+}
+
+// A grant's message held up in the network while the entry it granted expired names a token
+// below the place the waiter was queued at since: the waiter asks the script instead of holding.
+TEST_F(RedisBackendTest, AStaleHandOverMessageIsNotTakenForAGrant) {
+  auto backend = open("ttl=30s");
+  Mutex holder(backend, "/stale"), waiter(open("ttl=30s"), "/stale");
+  holder.lock();
+  std::future<Lease> granted = queue_behind(waiter, *backend, "/stale", 1);
+  const std::string id = backend->status("/stale").waiters[0].node;
+  const std::string holder_value = cli({"GET", "/stale"});
+  cli({"PUBLISH", "dlock:wake:" + id.substr(0, id.find('-')), id + " 1"});
+  EXPECT_EQ(granted.wait_for(300ms), std::future_status::timeout);
+  EXPECT_EQ(cli({"GET", "/stale"}), holder_value);
+  ASSERT_EQ(backend->status("/stale").waiters.size(), 1u);
+  const std::uint64_t first_token = holder.token();
+  holder.unlock();
+  EXPECT_GT(granted.get().token(), first_token);
 }
 
 int thread_count() {
@@ -354,19 +389,42 @@ TEST_F(RedisBackendTest, ADeadWaiterLeavesTheQueueWhenItsEntryExpires) {
   auto backend = open("ttl=600ms");
   Mutex holder(backend, "/dead-waiter");
   holder.lock();
-  // What a crashed client leaves: a queue entry ahead of everyone, alive for 400 ms more.
-  const std::string now_ms = cli({"EVAL",
-                                  "local t = redis.call('TIME') return t[1] * 1000 + "
-                                  "math.floor(t[2] / 1000)",
-                                  "0"});
-  cli({"ZADD", "/dead-waiter:dlock:queue", "1", "deadbeef-1-x"});
-  cli({"ZADD", "/dead-waiter:dlock:waiting", std::to_string(std::stoll(now_ms) + 400),
-       "deadbeef-1-x"});
+  leave_dead_waiter("/dead-waiter", "deadbeef-h1-x", 400ms);
   Mutex waiter(open("ttl=600ms"), "/dead-waiter");
-  holder.unlock();
+  holder.unlock();  // hands the lock to the dead waiter, until its entry would have expired
   const auto start = Clock::now();
   EXPECT_TRUE(waiter.try_lock_for(3s));
   EXPECT_LT(Clock::now() - start, 1s);
+}
+
+// A waiter of a dlock older than the hand-over (an id without "h") is woken, not granted: it
+// would not know the lock is its own until its next call of the acquire script.
+TEST_F(RedisBackendTest, AnOlderClientsWaiterIsWokenNotGranted) {
+  auto backend = open("ttl=30s");
+  Mutex holder(backend, "/older");
+  holder.lock();
+  leave_dead_waiter("/older", "cafe-1-x", 5s);
+  holder.unlock();
+  EXPECT_EQ(cli({"EXISTS", "/older"}), "0");
+  EXPECT_EQ(cli({"ZSCORE", "/older:dlock:queue", "cafe-1-x"}), "1");
+}
+
+// An entry that expired before the release is dropped by it, not handed the lock: the release
+// hands it to the live waiter behind, which takes it without a request of its own.
+TEST_F(RedisBackendTest, AReleaseSkipsAnExpiredWaiter) {
+  auto backend = open("ttl=30s");  // no refresh or renewal within the test
+  Mutex holder(backend, "/expired-waiter");
+  holder.lock();
+  leave_dead_waiter("/expired-waiter", "deadbeef-h1-x", 100ms);
+  Mutex waiter(open("ttl=30s"), "/expired-waiter");
+  std::future<Lease> granted = queue_behind(waiter, *backend, "/expired-waiter", 2);
+  std::this_thread::sleep_for(200ms);  // the dead entry's time runs out
+  const std::int64_t before = acquire_calls(cli({"INFO", "commandstats"}));
+  holder.unlock();
+  Lease lease = granted.get();
+  EXPECT_EQ(acquire_calls(cli({"INFO", "commandstats"})) - before, 1);  // the release alone
+  EXPECT_EQ(cli({"GET", "/expired-waiter"}), lease.node());
+  EXPECT_EQ(cli({"ZSCORE", "/expired-waiter:dlock:queue", "deadbeef-h1-x"}), "");
 }
 
 // Readers share; a writer waits for them, and a reader that comes after a waiting writer waits
@@ -387,20 +445,23 @@ TEST_F(RedisBackendTest, ReadersShareAndAWriterAheadIsNotOvertaken) {
   EXPECT_TRUE(late.try_lock_shared_for(2s));
 }
 
-// Readers handed the lock by a writer's release: the key of the shared holders, created by that
-// release, expires like the rest of the bookkeeping, so an abandoned path leaves nothing.
-TEST_F(RedisBackendTest, ReadersHandedTheLockByAReleaseLeaveNoKeyWithoutExpiry) {
-  auto backend = open();
-  SharedMutex writer(backend, "/handed-readers"), reader(open(), "/handed-readers");
+// Readers handed the lock by a writer's release, a dead one first: the key of the shared
+// holders, created by that release, lives as long as the live reader's lease, not the dead
+// one's, so nobody can take the write lock while the live reader reads; and an abandoned
+// path still leaves nothing, for every key expires.
+TEST_F(RedisBackendTest, ReadersHandedTheLockByAReleaseKeepTheirKeysAsLongAsTheirLeases) {
+  auto backend = open("ttl=30s");  // no renewal within the test would mend an expiry
+  SharedMutex writer(backend, "/handed-readers"), reader(open("ttl=30s"), "/handed-readers");
   writer.lock();
+  leave_dead_waiter("/handed-readers", "deadbeef-h1-r", 300ms);
   auto reading = std::async(std::launch::async, [&] { reader.lock_shared(); });
-  ASSERT_TRUE(eventually([&] { return backend->status("/handed-readers").waiters.size() == 1; }));
+  ASSERT_TRUE(eventually([&] { return backend->status("/handed-readers").waiters.size() == 2; }));
   writer.unlock();
   reading.get();
   for (const std::string suffix : {"queue", "waiting", "shared", "data", "kind"}) {
     const std::string key = "/handed-readers:dlock:" + suffix;
     if (cli({"EXISTS", key}) == "0") continue;
-    EXPECT_GT(std::stoi(cli({"PTTL", key})), 0) << key;
+    EXPECT_GT(std::stoi(cli({"PTTL", key})), 20000) << key;
   }
   reader.unlock_shared();
 }

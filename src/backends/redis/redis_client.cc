@@ -131,7 +131,8 @@ Reply RedisClient::call(const Script& script, const LockKeys& keys, Clock::time_
 
 std::string RedisClient::new_id(char role) {
   std::lock_guard lock(mu_);
-  return client_id_ + "-" + std::to_string(next_id_++) + "-" + role;
+  // "h": this client takes a lock a release hands it (scripts.cc).
+  return client_id_ + "-h" + std::to_string(next_id_++) + "-" + role;
 }
 
 void RedisClient::add_waiter(const std::string& id, Wake wake) {

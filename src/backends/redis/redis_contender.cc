@@ -121,6 +121,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       });
     }
     in_flight_ = true;
+    sent_ = true;
     if (!lease_floor_) lease_floor_ = sent;
     const Site& site = *site_;
     site.client->run(
@@ -151,8 +152,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
           Outcome::success(RedisHolding::start(site_->client, site_->keys, id_, token, sent)));
     }
     if (!wait) return finish(Outcome::failure(errc::timed_out));
-    queued_ = true;
     lease_floor_ = sent;
+    if (reply.elements.size() == 3) position_ = reply.elements[2].integer;
     if (again_) {
       again_ = false;
       return step();
@@ -165,11 +166,18 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   }
 
   // A release granted us the lock. Its lease ends when our queue entry would have: a ttl after
-  // the server ran the last request that refreshed the entry. The request of the last "queued"
-  // reply (or the first request, if no reply came yet) ran no later than that one, so a lease
-  // counted from its sending ends no later than the key.
+  // the server ran the last request that refreshed the entry. A "queued" reply whose place in
+  // the queue is below the token came from a request the server ran before the grant, so a
+  // lease counted from that request's sending (or from the first request's, if no reply came
+  // yet) ends no later than the key. A token below our place is a grant to an entry of ours
+  // that expired before the reply (a message held up in the network): the script is asked
+  // again, as it is when the lease would start too old to be worth taking.
   void handed_over(std::uint64_t token) {
     if (finished_) return;
+    const bool stale = position_ && static_cast<std::int64_t>(token) < *position_;
+    if (!lease_floor_ || stale || Clock::now() - *lease_floor_ > site_->client->ttl() / 2) {
+      return step();
+    }
     finish(Outcome::success(
         RedisHolding::start(site_->client, site_->keys, id_, token, *lease_floor_)));
   }
@@ -196,8 +204,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     cancel_timer();
     on_stop_.reset();
     site_->client->remove_waiter(id_);
-    // A queue entry, or a grant still on its way: the release script removes either.
-    if (!outcome.holding && (queued_ || in_flight_)) {
+    // A queue entry, or a grant still on its way (or whose reply was lost): the release script
+    // removes either.
+    if (!outcome.holding && sent_) {
       release_in_background(site_->client, site_->keys, id_, Clock::now() + site_->client->ttl());
     }
     detail::Contender::Done done = std::move(done_);
@@ -215,10 +224,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool finished_ = false;
   bool in_flight_ = false;
   bool again_ = false;  // a wake-up came while a request was in flight
-  bool queued_ = false;
-  // When the request that last found us queued was sent: where a lease handed over by a
-  // release starts (handed_over()).
+  bool sent_ = false;   // the server may know us
+  // When the request that last found us queued was sent, and our place in the queue it
+  // reported: where a lease handed over by a release starts, and which grants are stale
+  // (handed_over()).
   std::optional<Clock::time_point> lease_floor_;
+  std::optional<std::int64_t> position_;
 };
 
 std::unique_ptr<detail::Contender> make_redis_contender(Site site) {

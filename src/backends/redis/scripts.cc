@@ -6,9 +6,10 @@ namespace dlock::redis_backend {
 
 namespace {
 
-// What every script shares. A contender's id is "<client>-<n>-<role>": the role is its last
-// letter (x exclusive, w writer, r reader, s semaphore), and "dlock:wake:<client>" is the
-// channel of the client that waits for it.
+// What every script shares. A contender's id is "<client>-h<n>-<role>": the role is its last
+// letter (x exclusive, w writer, r reader, s semaphore), "dlock:wake:<client>" is the channel of
+// the client that waits for it, and the "h" says that client takes a lock handed over by a
+// release (an older dlock's ids, "<client>-<n>-<role>", are only woken).
 constexpr std::string_view kPrelude = R"lua(
 if redis.replicate_commands then redis.replicate_commands() end
 local lock, queue, waiting, shared, data, kind, fence =
@@ -35,11 +36,14 @@ local function prune(now)
   end
 end
 
+-- `key` (if it exists) lives at least `ms` more.
+local function outlive(key, ms)
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+end
+
 -- The bookkeeping outlives the last contender by at most `ms`: an abandoned lock leaves nothing.
 local function keep(ms)
-  for _, key in ipairs({queue, waiting, shared, data, kind}) do
-    if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
-  end
+  for _, key in ipairs({queue, waiting, shared, data, kind}) do outlive(key, ms) end
 end
 
 -- The next fencing token: one more than the last, and never less than the server's time in
@@ -81,11 +85,14 @@ local function grant(id, now, expires, record)
     redis.call('HSET', data, '!exclusive', id)
   else
     redis.call('ZADD', shared, expires, id)
-    -- A release's grant can create the key: it needs the expiry keep() gives the others.
-    if redis.call('PTTL', shared) < 0 then redis.call('PEXPIRE', shared, 2 * (expires - now)) end
   end
-  local since = string.gsub(record, '"since":%d+', '"since":' .. string.format('%.0f', now), 1)
-  redis.call('HSET', data, id, '{"token":' .. token_text .. ',' .. string.sub(since, 2))
+  local fields = string.sub(string.gsub(record, '"since":%d+',
+                                        '"since":' .. string.format('%.0f', now), 1), 2)
+  if string.match(fields, '^%s*}') then fields = '}' else fields = ',' .. fields end
+  redis.call('HSET', data, id, '{"token":' .. token_text .. fields)
+  -- A release's grant may create a key or hold past what the waiter's last call kept.
+  outlive(shared, 2 * (expires - now))
+  outlive(data, 2 * (expires - now))
   return token, token_text
 end
 
@@ -106,10 +113,15 @@ local function wake(now)
     elseif exclusive(role) and (i > 1 or held > 0) then
       return
     end
-    -- An entry without an expiry (written by hand) gets a grant that ends at once.
-    local expires = tonumber(redis.call('ZSCORE', waiting, id) or now + 1)
-    local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}')
-    redis.call('PUBLISH', 'dlock:wake:' .. string.match(id, '^[^-]+'), id .. ' ' .. token_text)
+    local channel = 'dlock:wake:' .. string.match(id, '^[^-]+')
+    if string.match(id, '^[^-]+%-h') then
+      -- An entry without an expiry (written by hand) gets a grant that ends at once.
+      local expires = tonumber(redis.call('ZSCORE', waiting, id) or now + 1)
+      local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}')
+      redis.call('PUBLISH', channel, id .. ' ' .. token_text)
+    else
+      redis.call('PUBLISH', channel, id)
+    end
     if exclusive(role) then return end
   end
 end
@@ -131,7 +143,7 @@ redis.call('SET', kind, want)
 local held
 if exclusive(role) then held = redis.call('GET', lock) == id
 else held = redis.call('ZSCORE', shared, id) ~= false end
-local earlier = held and string.match(redis.call('HGET', data, id) or '', '^{"token":(%d+),')
+local earlier = held and string.match(redis.call('HGET', data, id) or '', '^{"token":(%d+)[,}]')
 if earlier then
   if exclusive(role) then redis.call('PEXPIRE', lock, ttl)
   else redis.call('ZADD', shared, now + ttl, id) end
@@ -166,7 +178,9 @@ if first[2] then sooner(tonumber(first[2]) - now) end
 local head = redis.call('ZRANGE', queue, 0, 0)[1]
 if head and head ~= id then sooner(tonumber(redis.call('ZSCORE', waiting, head)) - now) end
 if retry > 0 then retry = retry + 1 end
-return {0, retry}
+-- Our place in the queue: drawn from the token counter, so below the token of any grant a
+-- release hands this entry, and above that of a grant to an entry of ours that expired since.
+return {0, retry, tonumber(redis.call('ZSCORE', queue, id))}
 )lua";
 
 constexpr std::string_view kRenew = R"lua(
