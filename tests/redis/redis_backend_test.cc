@@ -288,6 +288,7 @@ TEST_F(RedisBackendTest, AStaleHandOverMessageIsNotTakenForAGrant) {
   Mutex holder(backend, "/stale"), waiter(open("ttl=30s"), "/stale");
   holder.lock();
   std::future<Lease> granted = queue_behind(waiter, *backend, "/stale", 1);
+  std::this_thread::sleep_for(100ms);  // the waiter has read the answer that queued it
   const std::string id = backend->status("/stale").waiters[0].node;
   const std::string holder_value = cli({"GET", "/stale"});
   cli({"PUBLISH", "dlock:wake:" + id.substr(0, id.find('-')), id + " 1"});
@@ -397,6 +398,17 @@ TEST_F(RedisBackendTest, ADeadWaiterLeavesTheQueueWhenItsEntryExpires) {
   EXPECT_LT(Clock::now() - start, 1s);
 }
 
+// A holder that died wakes nobody: the script tells the waiter when the holder's key expires,
+// and the waiter comes back then, not at its next refresh (a third of a 30 s ttl).
+TEST_F(RedisBackendTest, AWaiterComesBackWhenADeadHoldersKeyExpires) {
+  auto backend = open("ttl=30s");
+  cli({"SET", "/dead-holder", "deadbeef-h1-x", "PX", "300"});
+  cli({"HSET", "/dead-holder:dlock:data", "deadbeef-h1-x",
+       R"({"token":1,"host":"gone","pid":1,"since":1,"label":"crashed"})"});
+  Mutex waiter(backend, "/dead-holder");
+  EXPECT_TRUE(waiter.try_lock_for(5s));
+}
+
 // A waiter of a dlock older than the hand-over (an id without "h") is woken, not granted: it
 // would not know the lock is its own until its next call of the acquire script.
 TEST_F(RedisBackendTest, AnOlderClientsWaiterIsWokenNotGranted) {
@@ -415,10 +427,10 @@ TEST_F(RedisBackendTest, AReleaseSkipsAnExpiredWaiter) {
   auto backend = open("ttl=30s");  // no refresh or renewal within the test
   Mutex holder(backend, "/expired-waiter");
   holder.lock();
-  leave_dead_waiter("/expired-waiter", "deadbeef-h1-x", 100ms);
   Mutex waiter(open("ttl=30s"), "/expired-waiter");
-  std::future<Lease> granted = queue_behind(waiter, *backend, "/expired-waiter", 2);
-  std::this_thread::sleep_for(200ms);  // the dead entry's time runs out
+  std::future<Lease> granted = queue_behind(waiter, *backend, "/expired-waiter", 1);
+  leave_dead_waiter("/expired-waiter", "deadbeef-h1-x", 100ms);  // ahead of it (place 1)
+  std::this_thread::sleep_for(200ms);                            // the dead entry's time runs out
   const std::int64_t before = acquire_calls(cli({"INFO", "commandstats"}));
   holder.unlock();
   Lease lease = granted.get();
@@ -453,7 +465,7 @@ TEST_F(RedisBackendTest, ReadersHandedTheLockByAReleaseKeepTheirKeysAsLongAsThei
   auto backend = open("ttl=30s");  // no renewal within the test would mend an expiry
   SharedMutex writer(backend, "/handed-readers"), reader(open("ttl=30s"), "/handed-readers");
   writer.lock();
-  leave_dead_waiter("/handed-readers", "deadbeef-h1-r", 300ms);
+  leave_dead_waiter("/handed-readers", "deadbeef-h1-r", 2s);
   auto reading = std::async(std::launch::async, [&] { reader.lock_shared(); });
   ASSERT_TRUE(eventually([&] { return backend->status("/handed-readers").waiters.size() == 2; }));
   writer.unlock();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <optional>
 
 #include <dlock/error.h>
@@ -121,7 +122,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       });
     }
     in_flight_ = true;
-    sent_ = true;
+    may_be_queued_ = may_be_queued_ || wait;
     if (!lease_floor_) lease_floor_ = sent;
     const Site& site = *site_;
     site.client->run(
@@ -153,14 +154,16 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     }
     if (!wait) return finish(Outcome::failure(errc::timed_out));
     lease_floor_ = sent;
-    if (reply.elements.size() == 3) position_ = reply.elements[2].integer;
+    // Without a place (an older script), no handed-over grant can be told fresh.
+    position_ = reply.elements.size() >= 3 ? reply.elements[2].integer
+                                           : std::numeric_limits<std::int64_t>::max();
     if (again_) {
       again_ = false;
       return step();
     }
     // Refreshes the queue entry (its life is one ttl) well before it can expire.
     Clock::time_point next = sent + site_->client->ttl() / 3;
-    const std::int64_t hint = reply.elements.size() == 2 ? reply.elements[1].integer : -1;
+    const std::int64_t hint = reply.elements.size() >= 2 ? reply.elements[1].integer : -1;
     if (hint > 0) next = std::min(next, Clock::now() + std::chrono::milliseconds(hint));
     retry_at(next);
   }
@@ -204,9 +207,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     cancel_timer();
     on_stop_.reset();
     site_->client->remove_waiter(id_);
-    // A queue entry, or a grant still on its way (or whose reply was lost): the release script
-    // removes either.
-    if (!outcome.holding && sent_) {
+    // A queue entry (even one whose reply was lost), or a grant still on its way: the release
+    // script removes either.
+    if (!outcome.holding && (may_be_queued_ || in_flight_)) {
       release_in_background(site_->client, site_->keys, id_, Clock::now() + site_->client->ttl());
     }
     detail::Contender::Done done = std::move(done_);
@@ -223,8 +226,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::optional<detail::Executor::TimerId> timer_;
   bool finished_ = false;
   bool in_flight_ = false;
-  bool again_ = false;  // a wake-up came while a request was in flight
-  bool sent_ = false;   // the server may know us
+  bool again_ = false;          // a wake-up came while a request was in flight
+  bool may_be_queued_ = false;  // a request that may queue us was sent
   // When the request that last found us queued was sent, and our place in the queue it
   // reported: where a lease handed over by a release starts, and which grants are stale
   // (handed_over()).

@@ -38,7 +38,7 @@ end
 
 -- `key` (if it exists) lives at least `ms` more.
 local function outlive(key, ms)
-  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+  if ms > 0 and redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
 end
 
 -- The bookkeeping outlives the last contender by at most `ms`: an abandoned lock leaves nothing.
@@ -161,15 +161,20 @@ if not wait then
   return {0, -1}
 end
 if not rank then
-  redis.call('ZADD', queue, redis.call('INCR', fence), id)
+  -- Our place, drawn like a token: below the token of any grant a release hands this entry,
+  -- and above that of any grant to an entry of ours that expired before (even across a
+  -- restart that lost the counter).
+  local _, place = next_token(now)
+  redis.call('ZADD', queue, place, id)
   redis.call('HSET', data, id, record)
 end
+local place = tonumber(redis.call('ZSCORE', queue, id))
 redis.call('ZADD', waiting, now + ttl, id)
 keep(2 * ttl)
 -- When what blocks us could vanish without a release (a holder or a waiter ahead that died),
 -- or a short poll when another program's lock (which wakes nobody) holds the key.
 local holder = redis.call('GET', lock)
-if holder and redis.call('HEXISTS', data, holder) == 0 then return {0, 50} end
+if holder and redis.call('HEXISTS', data, holder) == 0 then return {0, 50, place} end
 local retry = -1
 local function sooner(ms) if ms > 0 and (retry < 0 or ms < retry) then retry = ms end end
 sooner(redis.call('PTTL', lock))
@@ -178,9 +183,7 @@ if first[2] then sooner(tonumber(first[2]) - now) end
 local head = redis.call('ZRANGE', queue, 0, 0)[1]
 if head and head ~= id then sooner(tonumber(redis.call('ZSCORE', waiting, head)) - now) end
 if retry > 0 then retry = retry + 1 end
--- Our place in the queue: drawn from the token counter, so below the token of any grant a
--- release hands this entry, and above that of a grant to an entry of ours that expired since.
-return {0, retry, tonumber(redis.call('ZSCORE', queue, id))}
+return {0, retry, place}
 )lua";
 
 constexpr std::string_view kRenew = R"lua(
