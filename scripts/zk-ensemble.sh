@@ -9,6 +9,8 @@
 #   zk-ensemble.sh resume DIR N   SIGCONT member N
 #   zk-ensemble.sh restart DIR N  kill member N if it runs, start it again on its data and
 #                                 ports, return once it serves
+#   zk-ensemble.sh restart-all DIR  kill every member (a crash of the whole service), start
+#                                 them again, return once all serve and one leads
 #   zk-ensemble.sh leader DIR     print the number of the member that leads (exit 1 if none)
 #   zk-ensemble.sh port DIR N     print member N's client port
 #
@@ -33,7 +35,7 @@ readonly MAX_ATTEMPTS=3
 
 
 usage() {
-  echo "usage: $0 start|stop|leader DIR  |  $0 kill|pause|resume|restart|port DIR N" >&2
+  echo "usage: $0 start|stop|leader|restart-all DIR  |  $0 kill|pause|resume|restart|port DIR N" >&2
   exit 2
 }
 
@@ -235,6 +237,14 @@ cmd_restart() {
   wait_until 30 member_serves "$1" || die "member $1 not serving 30 s after restart"
 }
 
+cmd_restart_all() {
+  local n
+  for n in "${MEMBERS[@]}"; do kill_member "$n"; done
+  for n in "${MEMBERS[@]}"; do launch_member "$n"; done
+  wait_until "$READY_TIMEOUT_SECONDS" all_serve_with_a_leader ||
+    die "ensemble not serving $READY_TIMEOUT_SECONDS s after restart-all"
+}
+
 cmd_leader() {
   local n
   for n in "${MEMBERS[@]}"; do
@@ -263,6 +273,11 @@ case "$command" in
     (($# == 2)) || usage
     load_env
     cmd_leader
+    ;;
+  restart-all)
+    (($# == 2)) || usage
+    load_env
+    cmd_restart_all
     ;;
   kill | pause | resume | restart | port)
     (($# == 3)) || usage

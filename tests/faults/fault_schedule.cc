@@ -1,6 +1,7 @@
 #include "fault_schedule.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstring>
@@ -25,7 +26,7 @@ constexpr int kLostReplyOps[] = {/*create2*/ 15, /*getChildren2*/ 12, /*getData*
 constexpr FaultKind kAllKinds[] = {
     FaultKind::proxy_reset,    FaultKind::lost_reply,    FaultKind::short_stall,
     FaultKind::session_expiry, FaultKind::leader_killed, FaultKind::member_paused,
-    FaultKind::worker_paused,
+    FaultKind::worker_paused,  FaultKind::holder_killed, FaultKind::server_restart,
 };
 
 void for_each_proxy(ScheduledWorker& worker, void (FaultProxy::*action)()) {
@@ -50,6 +51,10 @@ const char* to_string(FaultKind kind) {
       return "member_paused";
     case FaultKind::worker_paused:
       return "worker_paused";
+    case FaultKind::holder_killed:
+      return "holder_killed";
+    case FaultKind::server_restart:
+      return "server_restart";
   }
   return "?";
 }
@@ -67,6 +72,11 @@ int FaultSchedule::injected() const {
   int total = 0;
   for (const auto& [kind, count] : by_kind_) total += count;
   return total;
+}
+
+int FaultSchedule::killed() const {
+  const auto it = by_kind_.find(FaultKind::holder_killed);
+  return it == by_kind_.end() ? 0 : it->second;
 }
 
 ScheduledWorker& FaultSchedule::pick_worker() {
@@ -189,6 +199,17 @@ bool FaultSchedule::inject(FaultKind kind) {
       ::kill(worker.pid, SIGCONT);
       return true;
     }
+    case FaultKind::holder_killed: {
+      ScheduledWorker& worker = stop_a_holder();
+      struck_at_ = monotonic_ns();
+      ::kill(worker.pid, SIGKILL);
+      ::waitpid(worker.pid, nullptr, 0);
+      options_.respawn(worker);
+      return true;
+    }
+    case FaultKind::server_restart:
+      ensemble_.restart_all();
+      return true;
   }
   return false;
 }

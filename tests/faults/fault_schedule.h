@@ -1,5 +1,6 @@
 // The faults the safety checker injects, one at a time, while its workers run: proxy resets,
-// stalls and lost replies, session expiry, a killed leader, a hung member, a paused worker.
+// stalls and lost replies, session expiry, a killed leader, a hung member, a paused or killed
+// holder, the whole ensemble restarted.
 #ifndef DLOCK_TESTS_FAULTS_FAULT_SCHEDULE_H_
 #define DLOCK_TESTS_FAULTS_FAULT_SCHEDULE_H_
 
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -20,8 +22,10 @@
 
 namespace dlock::test {
 
-// A worker as the schedule sees it: its process and its proxies, one per member.
+// A worker slot as the schedule sees it: the process now in it and its proxies, one per member,
+// which outlive the process (a killed worker's successor uses them).
 struct ScheduledWorker {
+  int index = 0;  // of the process now in the slot; a successor gets a new one
   pid_t pid = 0;
   std::vector<std::unique_ptr<FaultProxy>> proxies;
   std::string session_file;
@@ -35,6 +39,8 @@ enum class FaultKind {
   leader_killed,   // SIGKILL the leader, restart it a second later
   member_paused,   // SIGSTOP a member past syncLimit, then SIGCONT
   worker_paused,   // SIGSTOP the holder past its session timeout: the paused holder
+  holder_killed,   // SIGKILL the holder; a new worker takes its slot
+  server_restart,  // every member killed at once, then started again
 };
 
 const char* to_string(FaultKind kind);
@@ -44,6 +50,8 @@ struct ScheduleOptions {
   std::chrono::milliseconds pause_between{1500};  // plus up to as much again, at random
   std::chrono::milliseconds session_timeout{4000};
   std::uint32_t seed = 1;
+  // Starts a new worker in a slot whose process was killed (sets index, pid, session_file).
+  std::function<void(ScheduledWorker&)> respawn;
 };
 
 class FaultSchedule {
@@ -58,6 +66,7 @@ class FaultSchedule {
   void run(const std::atomic<bool>& stop);
 
   int injected() const;
+  int killed() const;
   std::map<FaultKind, int> injected_by_kind() const { return by_kind_; }
   // Each fault injected, with the monotonic_ns() at which it struck.
   const std::vector<std::pair<FaultKind, std::int64_t>>& began() const { return began_; }

@@ -119,6 +119,13 @@ void ZkEnsemble::restart(int n) {
   killed_.erase(n);
 }
 
+void ZkEnsemble::restart_all() {
+  run_script(std::string(kScript), {"restart-all", dir_});
+  std::lock_guard lock(mutex_);
+  paused_.clear();
+  killed_.clear();
+}
+
 void ZkEnsemble::heal(std::chrono::seconds timeout) {
   std::set<int> paused, killed;
   {

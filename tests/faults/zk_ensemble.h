@@ -41,6 +41,9 @@ class ZkEnsemble {
   void pause(int n);
   void resume(int n);
   void restart(int n);
+  // Kills every member and starts them again (the whole service crashed); returns once all
+  // three serve and one leads.
+  void restart_all();
   // Resumes paused members and restarts killed ones, then waits until all three serve and
   // one leads. Throws if that does not happen within `timeout`.
   void heal(std::chrono::seconds timeout = std::chrono::seconds(60));
