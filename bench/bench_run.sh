@@ -10,8 +10,9 @@
 #   start_bench_servers [zookeeper]
 #
 # Throwaway servers on 127.0.0.1 and free ports for one run, stopped by PID when the sourcing
-# script exits. Exports PG_URL, MY_URL (database `bench`), REDIS_URL, REDIS_PORT, ZK (with
-# `zookeeper`) and BENCH_SCRATCH, an empty directory removed at exit.
+# script exits. Exports PG_URL, MY_URL (database `bench`), REDIS_URL, REDIS_PORT, REDLOCK_URL
+# (three more Redis servers), ZK (with `zookeeper`) and BENCH_SCRATCH, an empty directory
+# removed at exit.
 
 prepare_bench_run() {
   DLOCK_BUILD_TYPE=$(grep -m1 '^CMAKE_BUILD_TYPE' "$1/CMakeCache.txt" 2>/dev/null | cut -d= -f2)
@@ -28,7 +29,6 @@ start_bench_servers() {
   bench_redis_dir=$(mktemp -d /tmp/dlock-bench-redis.XXXXXX)
   BENCH_SCRATCH=$(mktemp -d /tmp/dlock-bench-scratch.XXXXXX)
   bench_zk_dir=
-  bench_redis_pid=
   trap stop_bench_servers EXIT
   if [[ "${1:-}" == zookeeper ]]; then
     bench_zk_dir=$(mktemp -d /tmp/dlock-bench-zk.XXXXXX)
@@ -40,22 +40,34 @@ start_bench_servers() {
   my=$(MYSQL_OWNER_PID=$$ scripts/mysql-start.sh "$bench_my_dir")
   mariadb --no-defaults --socket="$bench_my_dir/socket" -uroot \
     -e 'CREATE DATABASE IF NOT EXISTS bench'
-  REDIS_PORT=$(/usr/bin/python3 -c \
-    'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-    --dir "$bench_redis_dir" >/dev/null 2>&1 &
-  bench_redis_pid=$!
-  for _ in $(seq 50); do
-    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  REDIS_PORT=$(start_bench_redis)
+  local masters=()
+  for _ in 1 2 3; do masters+=("127.0.0.1:$(start_bench_redis)"); done
+  local IFS=,
+  export REDLOCK_URL="redlock://${masters[*]}"
   export BENCH_SCRATCH REDIS_PORT REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
   export PG_URL="postgresql://postgres:secret@$pg/postgres" MY_URL="mysql://dlock:secret@$my/bench"
   echo "${ZK:+ZooKeeper $ZK, }Redis 127.0.0.1:$REDIS_PORT, PostgreSQL $pg, MariaDB $my" >&2
 }
 
+# Starts a Redis without persistence on a free port; prints the port once it answers.
+start_bench_redis() {
+  local port
+  port=$(/usr/bin/python3 -c \
+    'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$bench_redis_dir" >/dev/null 2>&1 &
+  echo $! >>"$bench_redis_dir/pids"
+  for _ in $(seq 50); do
+    redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  echo "$port"
+}
+
 stop_bench_servers() {
-  [[ -n "$bench_redis_pid" ]] && kill "$bench_redis_pid" 2>/dev/null
+  local pid
+  while read -r pid; do kill "$pid" 2>/dev/null; done <"$bench_redis_dir/pids" || true
   [[ -n "$bench_zk_dir" ]] && scripts/zk-stop.sh "$bench_zk_dir"
   scripts/pg-stop.sh "$bench_pg_dir"
   scripts/mysql-stop.sh "$bench_my_dir"
