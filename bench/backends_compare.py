@@ -100,7 +100,8 @@ def run_json(argv, timeout=300):
 
 
 # "safety redis mode=table: acquisitions=1 ... (kind:n,...) recovery=kind:MED/MAXms,..."
-SUMMARY = re.compile(r"^safety[^:]*: (?P<fields>.*?) \((?P<kinds>[^)]*)\) recovery=(?P<rec>\S+)$")
+SUMMARY = re.compile(r"^safety[^:]*: (?P<fields>.*?) \((?P<kinds>[^)]*)\) "
+                     r"recovery=(?P<rec>\S+) lost=(?P<lost>\S+)$")
 
 
 def parse_safety(output):
@@ -115,6 +116,8 @@ def parse_safety(output):
             kind, _, times = item.partition(":")
             if times:
                 line["recovery_ms"][kind] = float(times.rstrip("ms").split("/")[0])
+        line["lost_by_fault"] = {kind: int(n) for kind, _, n in
+                                 (item.partition(":") for item in match.group("lost").split(","))}
         return line
     return None
 
@@ -183,6 +186,32 @@ def recovery(by_kind, what):
     kinds = {"killed": ["holder_killed"], "paused": ["holder_paused", "worker_paused"],
              "restart": ["server_restart"]}[what]
     return next((by_kind[kind] for kind in kinds if kind in by_kind), None)
+
+
+# The faults that take no lock away, by design of each backend: a loss counted under one of
+# them was a lock lost for nothing. A stall of a quarter of the lease takes nothing anywhere;
+# ZooKeeper's session outlives its connection, a lost reply, a member's or the leader's fault
+# and the ensemble's restart; a lease in a Redis key or a table row outlives its connection.
+KEEPS_THE_LOCK = {"short_stall", "none"}
+KEEPS_THE_LOCK_TOO = {
+    "ZooKeeper": {"proxy_reset", "lost_reply", "leader_killed", "member_paused",
+                  "server_restart"},
+    "Redis": {"proxy_reset"},
+    "mode=table": {"proxy_reset"},
+}
+
+
+def lost_for_nothing(line):
+    """Turns a fault run's workers gave up because lost() fired under a fault that took no
+    lock away, or None for a run from before they were counted."""
+    by_fault = line.get("lost_by_fault")
+    if by_fault is None:
+        return None
+    keeps = set(KEEPS_THE_LOCK)
+    for key, kinds in KEEPS_THE_LOCK_TOO.items():
+        if key in (line["backend"], line["impl"].split()[-1]):
+            keeps |= kinds
+    return sum(n for kind, n in by_fault.items() if kind in keeps)
 
 
 def median(lines, key):
@@ -318,21 +347,29 @@ def render():
         "also session expiry, a killed leader, a hung member, lost replies). *Not caught* counts lost updates and tokens "
         "that failed to increase: it must be 0. *Fenced* counts writes the counter refused "
         "from a holder that had lost the lock (a paused holder): the token doing its job. "
+        "*Knew it lost before writing* counts turns a holder gave up because lost() had "
+        "fired; *lost for nothing* counts those that came under a fault that took no lock "
+        "away (a stall of a quarter of the lease; for ZooKeeper, whose session outlives its "
+        "connection, also a reset connection, a lost reply, a member's fault and the "
+        "ensemble's restart; for a lease in a Redis key or a table row, a reset connection) "
+        "or under no fault at all: each is a holder that stopped working for no reason. "
         "*Recovery* is the time from the fault to the next write anyone made: what a killed "
         "or paused holder costs the others (its lease or session), and a restart everyone."
         % cell(median([line for line in lines if line["kind"] == "faults"], "seconds")),
         "",
         "| backend | mode | faults | not caught | fenced | knew it lost before writing"
-        " | recovery: holder killed | holder paused | server restart | failed acquisitions |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        " | lost for nothing | recovery: holder killed | holder paused | server restart"
+        " | failed acquisitions |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for line in (line for line in lines if line["kind"] == "faults"):
         rec = line.get("recovery_ms", {})
         killed, paused, restart = (recovery(rec, what) for what in ("killed", "paused", "restart"))
-        page.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        page.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             line["backend"], line["impl"], cell(line.get("faults")),
             cell(line.get("violations")), cell(line.get("fenced")),
-            cell(line.get("lost_before_write")), cell(killed, "{:,.0f} ms"),
+            cell(line.get("lost_before_write")), cell(lost_for_nothing(line)),
+            cell(killed, "{:,.0f} ms"),
             cell(paused, "{:,.0f} ms"), cell(restart, "{:,.0f} ms"), cell(line.get("errors"))))
     page += [
         "",

@@ -11,15 +11,6 @@
 #include "safety_run.h"
 
 namespace dlock::test {
-namespace {
-
-constexpr BackendFault kAllFaults[] = {
-    BackendFault::proxy_reset,   BackendFault::short_stall,   BackendFault::long_stall,
-    BackendFault::holder_paused, BackendFault::holder_killed, BackendFault::server_restart,
-};
-
-}  // namespace
-
 const char* to_string(BackendFault fault) {
   switch (fault) {
     case BackendFault::proxy_reset:
@@ -39,10 +30,14 @@ const char* to_string(BackendFault fault) {
 }
 
 BackendFaultSchedule::BackendFaultSchedule(std::vector<BackendWorker>& workers,
-                                           BackendTarget target,
+                                           BackendTarget target, std::vector<BackendFault> kinds,
                                            std::chrono::milliseconds pause_between,
                                            std::uint32_t seed)
-    : workers_(workers), target_(std::move(target)), pause_between_(pause_between), random_(seed) {}
+    : workers_(workers),
+      target_(std::move(target)),
+      kinds_(std::move(kinds)),
+      pause_between_(pause_between),
+      random_(seed) {}
 
 int BackendFaultSchedule::injected() const {
   int total = 0;
@@ -88,7 +83,7 @@ BackendWorker& BackendFaultSchedule::stop_a_holder() {
 
 void BackendFaultSchedule::run(std::chrono::milliseconds duration) {
   const auto end = std::chrono::steady_clock::now() + duration;
-  std::vector<BackendFault> order(std::begin(kAllFaults), std::end(kAllFaults));
+  std::vector<BackendFault> order = kinds_;
   std::size_t next = order.size();
   while (true) {
     const auto quiet =
@@ -143,6 +138,9 @@ std::int64_t BackendFaultSchedule::inject(BackendFault fault) {
       ::kill(worker.pid, SIGKILL);
       ::waitpid(worker.pid, nullptr, 0);
       target_.respawn(worker);
+      // The fault lasts until the dead holder's lease has run out, so the next fault cannot
+      // cut the others' recovery short or draw it out.
+      std::this_thread::sleep_for(past_the_lease);
       return struck;
     }
     case BackendFault::server_restart: {

@@ -36,6 +36,11 @@ enum class BackendFault {
   server_restart,  // the server restarts (Redis: without its data)
 };
 
+inline constexpr BackendFault kAllBackendFaults[] = {
+    BackendFault::proxy_reset,   BackendFault::short_stall,   BackendFault::long_stall,
+    BackendFault::holder_paused, BackendFault::holder_killed, BackendFault::server_restart,
+};
+
 const char* to_string(BackendFault fault);
 
 // What the schedule needs from the run.
@@ -52,10 +57,11 @@ struct BackendTarget {
 class BackendFaultSchedule {
  public:
   BackendFaultSchedule(std::vector<BackendWorker>& workers, BackendTarget target,
-                       std::chrono::milliseconds pause_between, std::uint32_t seed);
+                       std::vector<BackendFault> kinds, std::chrono::milliseconds pause_between,
+                       std::uint32_t seed);
 
-  // Injects faults until `duration` has passed, each healed before the next (every kind once
-  // in a random order, then again), and leaves everything healed.
+  // Injects faults until `duration` has passed, each healed before the next (every one of
+  // `kinds` once in a random order, then again), and leaves everything healed.
   void run(std::chrono::milliseconds duration);
 
   int injected() const;
@@ -76,6 +82,7 @@ class BackendFaultSchedule {
 
   std::vector<BackendWorker>& workers_;
   BackendTarget target_;
+  std::vector<BackendFault> kinds_;
   std::chrono::milliseconds pause_between_;
   std::mt19937 random_;
   std::map<BackendFault, int> by_kind_;

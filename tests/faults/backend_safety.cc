@@ -5,10 +5,12 @@
 //   - no lost update and no token that did not increase, in the counter's log;
 //   - every write a worker reported is in the log (all of them, when no worker was killed);
 //   - the lock is free, with nobody queued, once the workers have finished.
-// One summary line; exit status 0 only if every check holds.
+// One summary line; exit status 0 only if every check holds. It ends with recovery= (per kind
+// of fault, the median and longest time to the counter's next write) and lost= (the turns
+// given up because lost() fired, by the fault that struck last before).
 //
 //   backend_safety --backend redis|postgres|mysql [--mode default|table|row] [--workers K]
-//                  [--duration SECONDS] [--seed N]
+//                  [--duration SECONDS] [--seed N] [--faults KIND,...]
 // Worker mode (run by the checker itself):
 //   backend_safety --worker INDEX --url URL --dir D --duration-ms N --seed N
 #include <stdlib.h>
@@ -141,6 +143,8 @@ int run_checker(const Arguments& arguments) {
   const int worker_count = std::stoi(arguments.get("workers", "4"));
   const std::chrono::seconds duration{std::stoi(arguments.get("duration", "40"))};
   const auto seed = static_cast<std::uint32_t>(std::stoul(arguments.get("seed", "1")));
+  const std::vector<BackendFault> kinds =
+      kinds_named(arguments.get("faults", ""), kAllBackendFaults);
   if (worker_count < 2 || duration < 1s) throw std::invalid_argument("out of range");
   const auto started = std::chrono::steady_clock::now();
 
@@ -177,7 +181,7 @@ int run_checker(const Arguments& arguments) {
                                      },
                                  .respawn = spawn_worker,
                                  .restart_server = [&] { server->restart(); }},
-                                1000ms, seed);
+                                kinds, 1000ms, seed);
   schedule.run(duration);
 
   for (const auto& worker : workers) reporting.push_back(worker.index);
@@ -230,7 +234,7 @@ int run_checker(const Arguments& arguments) {
   std::printf(
       "safety %s%s%s: acquisitions=%lld writes=%lld counter=%lld fenced=%lld "
       "lost_before_write=%lld errors=%lld faults=%d violations=%lld left_free=%d workers_ok=%d "
-      "elapsed=%.1fs (%s) recovery=%s\n",
+      "elapsed=%.1fs (%s) recovery=%s lost=%s\n",
       backend.c_str(), mode == "default" ? "" : " mode=", mode == "default" ? "" : mode.c_str(),
       static_cast<long long>(total.acquisitions), static_cast<long long>(history.writes),
       static_cast<long long>(history.value), static_cast<long long>(total.fenced),
@@ -238,7 +242,8 @@ int run_checker(const Arguments& arguments) {
       static_cast<long long>(violations), left_free ? 1 : 0, workers_ok ? 1 : 0,
       Seconds(std::chrono::steady_clock::now() - started).count(),
       count_by_kind(schedule.injected_by_kind()).c_str(),
-      recovery_by_kind(schedule.began(), history.written_at_ns).c_str());
+      recovery_by_kind(schedule.began(), history.written_at_ns).c_str(),
+      lost_by_kind(schedule.began(), total.lost_at_ns).c_str());
   std::fflush(stdout);
 
   const bool ok = violations == 0 && left_free && workers_ok && history.writes > 0;

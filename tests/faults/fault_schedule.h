@@ -43,6 +43,12 @@ enum class FaultKind {
   server_restart,  // every member killed at once, then started again
 };
 
+inline constexpr FaultKind kAllFaultKinds[] = {
+    FaultKind::proxy_reset,    FaultKind::lost_reply,    FaultKind::short_stall,
+    FaultKind::session_expiry, FaultKind::leader_killed, FaultKind::member_paused,
+    FaultKind::worker_paused,  FaultKind::holder_killed, FaultKind::server_restart,
+};
+
 const char* to_string(FaultKind kind);
 
 struct ScheduleOptions {
@@ -50,6 +56,8 @@ struct ScheduleOptions {
   std::chrono::milliseconds pause_between{1500};  // plus up to as much again, at random
   std::chrono::milliseconds session_timeout{4000};
   std::uint32_t seed = 1;
+  // The kinds injected, each once in a random order, then again.
+  std::vector<FaultKind> kinds{std::begin(kAllFaultKinds), std::end(kAllFaultKinds)};
   // Starts a new worker in a slot whose process was killed (sets index, pid, session_file).
   std::function<void(ScheduledWorker&)> respawn;
 };

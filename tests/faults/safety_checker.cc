@@ -4,11 +4,14 @@
 //   - the tokens written only ever increase,
 //   - no contender node is left on the server,
 //   - the ensemble's watch count is back at its starting value.
-// One summary line; exit status 0 only if every check holds.
+// One summary line; exit status 0 only if every check holds. It ends with recovery= (per kind
+// of fault, the median and longest time to the counter's next write) and lost= (the turns
+// given up because lost() fired, by the fault that struck last before).
 //
 //   safety_checker [--schedule short|long] [--workers K] [--duration SECONDS] [--seed N]
 //                  [--ensemble DIR]    (an ensemble from `zk-ensemble.sh start DIR`; default:
 //                                       start one for the run)
+//                  [--faults KIND,...] (only these kinds, e.g. holder_killed; default: all)
 // Worker mode (run by the checker itself):
 //   safety_checker --worker INDEX --hosts H --chroot C --dir D --duration-ms N --seed N
 #include <unistd.h>
@@ -53,6 +56,7 @@ int run_checker(const Arguments& arguments) {
   const std::chrono::seconds duration{
       std::stoi(arguments.get("duration", std::to_string(shape.duration.count())))};
   const auto seed = static_cast<std::uint32_t>(std::stoul(arguments.get("seed", "1")));
+  const std::vector<FaultKind> kinds = kinds_named(arguments.get("faults", ""), kAllFaultKinds);
   const std::string ensemble_dir = arguments.get("ensemble", "");
   const auto started = std::chrono::steady_clock::now();
 
@@ -98,6 +102,7 @@ int run_checker(const Arguments& arguments) {
                           .pause_between = shape.pause_between,
                           .session_timeout = kSessionTimeout,
                           .seed = seed,
+                          .kinds = kinds,
                           .respawn = spawn_worker});
   schedule.run(stop_faults);  // heals everything before it returns
 
@@ -141,7 +146,7 @@ int run_checker(const Arguments& arguments) {
   std::printf(
       "safety: acquisitions=%lld writes=%lld counter=%lld fenced=%lld lost_before_write=%lld "
       "errors=%lld faults=%d violations=%lld orphans=%lld watches_leaked=%lld workers_ok=%d "
-      "elapsed=%.1fs (%s) recovery=%s\n",
+      "elapsed=%.1fs (%s) recovery=%s lost=%s\n",
       static_cast<long long>(total.acquisitions), static_cast<long long>(total.writes),
       static_cast<long long>(history.value), static_cast<long long>(total.fenced),
       static_cast<long long>(total.lost), static_cast<long long>(total.errors), schedule.injected(),
@@ -149,7 +154,8 @@ int run_checker(const Arguments& arguments) {
       static_cast<long long>(watches_leaked), workers_ok ? 1 : 0,
       Seconds(std::chrono::steady_clock::now() - started).count(),
       count_by_kind(schedule.injected_by_kind()).c_str(),
-      recovery_by_kind(schedule.began(), history.written_at_ns).c_str());
+      recovery_by_kind(schedule.began(), history.written_at_ns).c_str(),
+      lost_by_kind(schedule.began(), total.lost_at_ns).c_str());
   std::fflush(stdout);
 
   const bool ok = violations == 0 && no_nodes && orphans == 0 && watches_leaked == 0 &&

@@ -78,6 +78,8 @@ WorkerStats sum_worker_stats(const std::string& dir, const std::vector<int>& ind
     total.writes += stats.writes;
     total.fenced += stats.fenced;
     total.lost += stats.lost;
+    total.lost_at_ns.insert(total.lost_at_ns.end(), stats.lost_at_ns.begin(),
+                            stats.lost_at_ns.end());
     total.errors += stats.errors;
   }
   return total;

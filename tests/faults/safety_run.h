@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <iterator>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +47,30 @@ bool quit_and_reap(const std::string& dir, const std::vector<pid_t>& workers);
 WorkerStats sum_worker_stats(const std::string& dir, const std::vector<int>& indices,
                              bool& complete);
 
+// The kinds named in `names` ("kind,kind"), or every one of `all` if `names` is empty.
+// Throws std::invalid_argument naming the kinds there are if a name is not one of them.
+template <class Kind, std::size_t N>
+std::vector<Kind> kinds_named(const std::string& names, const Kind (&all)[N]) {
+  if (names.empty()) return {std::begin(all), std::end(all)};
+  std::vector<Kind> kinds;
+  std::size_t start = 0;
+  while (start <= names.size()) {
+    const std::size_t comma = std::min(names.find(',', start), names.size());
+    const std::string name = names.substr(start, comma - start);
+    const auto found = std::find_if(std::begin(all), std::end(all),
+                                    [&](Kind kind) { return name == to_string(kind); });
+    if (found == std::end(all)) {
+      std::string known;
+      for (const Kind kind : all) known += std::string(known.empty() ? "" : ", ") + to_string(kind);
+      throw std::invalid_argument("--faults: no fault is called \"" + name + "\"; there are " +
+                                  known);
+    }
+    kinds.push_back(*found);
+    start = comma + 1;
+  }
+  return kinds;
+}
+
 // "kind:count,kind:count" for the summary line.
 template <class Kind>
 std::string count_by_kind(const std::map<Kind, int>& counts) {
@@ -74,6 +100,28 @@ std::string recovery_by_kind(const std::vector<std::pair<Kind, std::int64_t>>& b
             std::to_string(ns.back() / 1'000'000) + "ms";
   }
   return text.empty() ? "none" : text;
+}
+
+// "kind:count,..." for the summary line: each turn a worker gave up because lost() had fired,
+// counted under the latest fault that struck before it ("none" before the first). A loss under
+// a fault that took no lock away (a short stall, for instance) was a lock lost for nothing.
+template <class Kind>
+std::string lost_by_kind(const std::vector<std::pair<Kind, std::int64_t>>& began,
+                         const std::vector<std::int64_t>& lost_at_ns) {
+  std::map<std::string, int> counts;
+  for (const std::int64_t at : lost_at_ns) {
+    const auto after =
+        std::upper_bound(began.begin(), began.end(), at,
+                         [](std::int64_t time, const std::pair<Kind, std::int64_t>& fault) {
+                           return time < fault.second;
+                         });
+    ++counts[after == began.begin() ? "none" : to_string(std::prev(after)->first)];
+  }
+  std::string text;
+  for (const auto& [kind, count] : counts) {
+    text += std::string(text.empty() ? "" : ",") + kind + ":" + std::to_string(count);
+  }
+  return text.empty() ? "none:0" : text;
 }
 
 // Removes the run's directory if `ok`, else says where it is kept. Returns the exit status.

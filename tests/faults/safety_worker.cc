@@ -57,6 +57,7 @@ void take_one_turn(Mutex& mutex, FencedCounter& counter, std::mt19937& random, W
       std::chrono::milliseconds(std::uniform_int_distribution(1, 5)(random)));
   if (mutex.lost().stop_requested()) {
     ++stats.lost;
+    stats.lost_at_ns.push_back(monotonic_ns());
     return;
   }
   if (counter.write(token, *value + 1)) {
@@ -92,10 +93,11 @@ WorkerStats take_turns(Mutex& mutex, const std::string& dir, std::uint32_t seed,
 }
 
 void report_and_wait(const std::string& dir, int index, const WorkerStats& stats) {
-  write_atomically(stats_file(dir, index),
-                   std::to_string(stats.acquisitions) + " " + std::to_string(stats.writes) + " " +
-                       std::to_string(stats.fenced) + " " + std::to_string(stats.lost) + " " +
-                       std::to_string(stats.errors) + "\n");
+  std::string text = std::to_string(stats.acquisitions) + " " + std::to_string(stats.writes) + " " +
+                     std::to_string(stats.fenced) + " " + std::to_string(stats.lost) + " " +
+                     std::to_string(stats.errors);
+  for (const std::int64_t at : stats.lost_at_ns) text += " " + std::to_string(at);
+  write_atomically(stats_file(dir, index), text + "\n");
   const auto deadline = std::chrono::steady_clock::now() + kQuitTimeout;
   while (!std::filesystem::exists(quit_file(dir)) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(20ms);
@@ -146,9 +148,13 @@ int run_safety_worker(const WorkerConfig& config) {
 }
 
 bool read_worker_stats(const std::string& path, WorkerStats& stats) {
+  stats = WorkerStats{};
   std::ifstream in(path);
-  return static_cast<bool>(in >> stats.acquisitions >> stats.writes >> stats.fenced >> stats.lost >>
-                           stats.errors);
+  if (!(in >> stats.acquisitions >> stats.writes >> stats.fenced >> stats.lost >> stats.errors)) {
+    return false;
+  }
+  for (std::int64_t at = 0; in >> at;) stats.lost_at_ns.push_back(at);
+  return static_cast<std::int64_t>(stats.lost_at_ns.size()) == stats.lost;
 }
 
 }  // namespace dlock::test

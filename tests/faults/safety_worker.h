@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <dlock/dlock.h>
 
@@ -25,11 +26,12 @@ struct WorkerConfig {
 
 // What a worker did, as written to its stats file.
 struct WorkerStats {
-  std::int64_t acquisitions = 0;  // lock() succeeded
-  std::int64_t writes = 0;        // counter+1 written
-  std::int64_t fenced = 0;        // the counter refused the token (a newer holder got there)
-  std::int64_t lost = 0;          // lost() had fired before the write: nothing written
-  std::int64_t errors = 0;        // acquisition failed (session lost, connection lost, ...)
+  std::int64_t acquisitions = 0;         // lock() succeeded
+  std::int64_t writes = 0;               // counter+1 written
+  std::int64_t fenced = 0;               // the counter refused the token (a newer holder got there)
+  std::int64_t lost = 0;                 // lost() had fired before the write: nothing written
+  std::int64_t errors = 0;               // acquisition failed (session lost, connection lost, ...)
+  std::vector<std::int64_t> lost_at_ns;  // monotonic_ns() of each of those `lost` turns
 };
 
 // The lock path, relative to the chroot, that every worker contends for.
@@ -56,6 +58,7 @@ void report_and_wait(const std::string& dir, int index, const WorkerStats& stats
 // Returns the process exit code.
 int run_safety_worker(const WorkerConfig& config);
 
+// Reads a stats file into `stats`; false if it is missing, short or malformed.
 bool read_worker_stats(const std::string& path, WorkerStats& stats);
 
 }  // namespace dlock::test
