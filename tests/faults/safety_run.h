@@ -108,20 +108,24 @@ std::string recovery_by_kind(const std::vector<std::pair<Kind, std::int64_t>>& b
 template <class Kind>
 std::string lost_by_kind(const std::vector<std::pair<Kind, std::int64_t>>& began,
                          const std::vector<std::int64_t>& lost_at_ns) {
-  std::map<std::string, int> counts;
+  int before_any = 0;
+  std::map<Kind, int> counts;
   for (const std::int64_t at : lost_at_ns) {
     const auto after =
         std::upper_bound(began.begin(), began.end(), at,
                          [](std::int64_t time, const std::pair<Kind, std::int64_t>& fault) {
                            return time < fault.second;
                          });
-    ++counts[after == began.begin() ? "none" : to_string(std::prev(after)->first)];
+    if (after == began.begin()) {
+      ++before_any;
+    } else {
+      ++counts[std::prev(after)->first];
+    }
   }
-  std::string text;
-  for (const auto& [kind, count] : counts) {
-    text += std::string(text.empty() ? "" : ",") + kind + ":" + std::to_string(count);
-  }
-  return text.empty() ? "none:0" : text;
+  const std::string by_fault = count_by_kind(counts);
+  const std::string none = "none:" + std::to_string(before_any);
+  if (by_fault.empty()) return none;
+  return before_any == 0 ? by_fault : none + "," + by_fault;
 }
 
 // Removes the run's directory if `ok`, else says where it is kept. Returns the exit status.
