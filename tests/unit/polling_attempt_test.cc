@@ -60,13 +60,18 @@ TEST(PollingAttemptTest, StepsFinishAfterTheAnswerOfATakeInFlightWhenTheAttemptE
   EXPECT_EQ(ended.get_future().get().error, make_error_code(errc::timed_out));
   std::promise<void> answered;
   executor->post([&] {
-    PollingAttempt::Steps::Taken then;
     {
-      std::lock_guard lock(log->mutex);
-      then = std::move(log->pending);
+      // The answer's closure holds the attempt, which holds the executor: it goes before the
+      // test does, or the executor would be destroyed on its own thread while the process
+      // exits, a thread nobody joins.
+      PollingAttempt::Steps::Taken then;
+      {
+        std::lock_guard lock(log->mutex);
+        then = std::move(log->pending);
+      }
+      log->add("answer");
+      then(Outcome::success(nullptr));
     }
-    log->add("answer");
-    then(Outcome::success(nullptr));
     answered.set_value();
   });
   answered.get_future().wait();
