@@ -63,7 +63,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
 
   void connected(std::shared_ptr<MyConnection> connection, Reply reply) {
     if (finished_) {
-      if (connection) connection->close(make_error_code(errc::cancelled), "cancelled");
+      if (connection) site_->core->give_back(std::move(connection));  // it holds nothing yet
       return;
     }
     if (!connection) return finish(Outcome::failure(reply.error, reply.message));

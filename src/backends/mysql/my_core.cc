@@ -40,6 +40,11 @@ void Backend::Impl::open_connection(Use use) {
     idle_.pop_back();
     if (!connection->broken()) return use(std::move(connection), Reply{});
   }
+  if (awaiting_return_.size() < returning_) return awaiting_return_.push_back(std::move(use));
+  connect(std::move(use));
+}
+
+void Backend::Impl::connect(Use use) {
   MyConnection::open(
       executor, params_, Clock::now() + params_.connect_timeout,
       [self = shared_from_this(), use](std::shared_ptr<MyConnection> connection, Reply reply) {
@@ -56,8 +61,24 @@ void Backend::Impl::open_connection(Use use) {
       });
 }
 
+void Backend::Impl::expect_back() { ++returning_; }
+
 void Backend::Impl::give_back(std::shared_ptr<MyConnection> connection) {
-  if (closed_ || connection->broken() || idle_.size() >= kMostIdle) {
+  // Not every connection given back was expected; either way one fewer is owed to the waiters,
+  // who never outnumber what is owed.
+  if (returning_ > 0) --returning_;
+  if (closed_ || connection->broken()) {
+    connection->close(make_error_code(errc::session_closed), "not kept");
+    connection.reset();
+  }
+  if (!closed_ && !awaiting_return_.empty()) {
+    Use use = std::move(awaiting_return_.front());
+    awaiting_return_.pop_front();
+    if (connection) return use(std::move(connection), Reply{});
+    return connect(std::move(use));
+  }
+  if (!connection) return;
+  if (idle_.size() >= kMostIdle) {
     return connection->close(make_error_code(errc::session_closed), "not kept");
   }
   idle_.push_back(std::move(connection));
@@ -74,6 +95,11 @@ void Backend::Impl::close() {
   connections_.clear();
   idle_.clear();
   control_.reset();
+  returning_ = 0;
+  for (Use& use : std::exchange(awaiting_return_, {})) {
+    use(nullptr,
+        Reply::failure(make_error_code(errc::session_closed), "the MySQL backend is closed"));
+  }
 }
 
 }  // namespace dlock::mysql

@@ -26,14 +26,16 @@ std::shared_ptr<MyHolding> MyHolding::make(std::shared_ptr<mysql::Backend::Impl>
 void MyHolding::do_release() noexcept {
   core_->executor->post([core = core_, connection = connection_, watch = watch_, row = token()] {
     connection->unwatch(watch);
+    core->expect_back();
+    // A connection whose release failed is closed, which frees what it held, and given back
+    // broken: an attempt that waited for it connects anew.
     connection->query(kReleaseAllLocks, [core, connection, row](const Reply& released) {
       if (released.error) {
-        return connection->close(make_error_code(errc::session_closed), "released");
+        connection->close(make_error_code(errc::session_closed), "released");
+        return core->give_back(connection);
       }
       connection->query(remove_row(row), [core, connection](const Reply& removed) {
-        if (removed.error) {
-          return connection->close(make_error_code(errc::session_closed), "released");
-        }
+        if (removed.error) connection->close(make_error_code(errc::session_closed), "released");
         core->give_back(connection);
       });
     });

@@ -25,6 +25,7 @@ std::unique_ptr<detail::Contender> RowLocks::make_contender(std::string_view pat
 }
 
 void RowLocks::end_transaction(std::shared_ptr<Session> session) const {
+  session->returning();
   session->run(sql_.end, {}, [session](Result result) {
     if (result.error) return session->close();
     session->give_back();

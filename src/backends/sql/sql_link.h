@@ -45,6 +45,9 @@ class Session {
   virtual void watch(std::function<void()> lost) = 0;
   // Ends the connection: the server rolls its transaction back, freeing its row locks.
   virtual void close() noexcept = 0;
+  // Its transaction is ending, and give_back() or close() follows: the backend may promise
+  // the connection to an attempt that would otherwise make one.
+  virtual void returning() noexcept {}
   // For a connection whose transaction has ended, holding nothing: the backend keeps it for a
   // later Link::open_session() (or closes it if it keeps enough already), and forgets what
   // watch() asked. The session is not used after.
