@@ -61,10 +61,11 @@ TYPED_TEST(RowModeTest, AKilledHoldersLockIsFreeAtOnce) {
   const std::uint64_t killed_token = backend->status("/row/killed").holders[0].token;
   holder.signal(SIGKILL);
   holder.wait();
-  const auto killed_at = std::chrono::steady_clock::now();
+  // The server rolls the killed connection's transaction back as its socket closes; nothing
+  // else would free the row before the server's TCP keepalive gave up on it, hours later. So a
+  // bound of seconds tells the two apart, with room for a slow (sanitized) build.
   Mutex next(backend, "/row/killed");
-  ASSERT_TRUE(next.try_lock_for(5s));
-  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, 2s);
+  ASSERT_TRUE(next.try_lock_for(10s));
   EXPECT_GT(next.token(), killed_token);
 }
 
