@@ -37,6 +37,8 @@ const char* to_string(FaultKind kind) {
       return "lost_reply";
     case FaultKind::short_stall:
       return "short_stall";
+    case FaultKind::long_stall:
+      return "long_stall";
     case FaultKind::session_expiry:
       return "session_expiry";
     case FaultKind::leader_killed:
@@ -99,19 +101,25 @@ ScheduledWorker* FaultSchedule::holder() {
   return nullptr;
 }
 
-ScheduledWorker& FaultSchedule::stop_a_holder() {
+ScheduledWorker& FaultSchedule::strike_a_holder(const std::function<void(ScheduledWorker&)>& strike,
+                                                const std::function<void(ScheduledWorker&)>& heal) {
   for (int attempt = 0; attempt < 50; ++attempt) {
     ScheduledWorker* candidate = holder();
     if (candidate == nullptr) continue;
-    ::kill(candidate->pid, SIGSTOP);
-    // A release it sent just before it stopped (dlock's release does not wait) lands first.
+    strike(*candidate);
+    // A release it sent just before it was struck (dlock's release does not wait) lands first.
     std::this_thread::sleep_for(kInFlightLands);
-    if (holder() == candidate) return *candidate;  // stopped while holding
-    ::kill(candidate->pid, SIGCONT);
+    if (holder() == candidate) return *candidate;  // struck while holding
+    heal(*candidate);
   }
   ScheduledWorker& anyone = pick_worker();
-  ::kill(anyone.pid, SIGSTOP);
+  strike(anyone);
   return anyone;
+}
+
+ScheduledWorker& FaultSchedule::stop_a_holder() {
+  return strike_a_holder([](ScheduledWorker& worker) { ::kill(worker.pid, SIGSTOP); },
+                         [](ScheduledWorker& worker) { ::kill(worker.pid, SIGCONT); });
 }
 
 void FaultSchedule::run(const std::atomic<bool>& stop) {
@@ -163,6 +171,17 @@ bool FaultSchedule::inject(FaultKind kind) {
       ScheduledWorker& worker = pick_worker();
       for_each_proxy(worker, &FaultProxy::blackhole);
       std::this_thread::sleep_for(options_.session_timeout / 4);  // the fault itself
+      for_each_proxy(worker, &FaultProxy::pass);
+      return true;
+    }
+    case FaultKind::long_stall: {
+      // The holder stays alive but unheard: its session expires on the server, and its client
+      // must raise lost() before then, as it cannot be told.
+      ScheduledWorker& worker = strike_a_holder(
+          [](ScheduledWorker& struck) { for_each_proxy(struck, &FaultProxy::blackhole); },
+          [](ScheduledWorker& struck) { for_each_proxy(struck, &FaultProxy::pass); });
+      struck_at_ = monotonic_ns();
+      std::this_thread::sleep_for(options_.session_timeout + 1s);
       for_each_proxy(worker, &FaultProxy::pass);
       return true;
     }

@@ -35,6 +35,7 @@ enum class FaultKind {
   proxy_reset,     // the connection drops (RST); the client reconnects, same session
   lost_reply,      // a create2/getChildren2/getData/delete applied but its reply dropped
   short_stall,     // the proxy goes silent for less than the session timeout
+  long_stall,      // the holder's proxies go silent past its session timeout
   session_expiry,  // the server expires the holder's session now (the clone trick)
   leader_killed,   // SIGKILL the leader, restart it a second later
   member_paused,   // SIGSTOP a member past syncLimit, then SIGCONT
@@ -44,9 +45,10 @@ enum class FaultKind {
 };
 
 inline constexpr FaultKind kAllFaultKinds[] = {
-    FaultKind::proxy_reset,    FaultKind::lost_reply,    FaultKind::short_stall,
-    FaultKind::session_expiry, FaultKind::leader_killed, FaultKind::member_paused,
-    FaultKind::worker_paused,  FaultKind::holder_killed, FaultKind::server_restart,
+    FaultKind::proxy_reset,    FaultKind::lost_reply,     FaultKind::short_stall,
+    FaultKind::long_stall,     FaultKind::session_expiry, FaultKind::leader_killed,
+    FaultKind::member_paused,  FaultKind::worker_paused,  FaultKind::holder_killed,
+    FaultKind::server_restart,
 };
 
 const char* to_string(FaultKind kind);
@@ -86,8 +88,11 @@ class FaultSchedule {
   ScheduledWorker& pick_worker();
   // The worker whose node heads the queue right now, or nullptr.
   ScheduledWorker* holder();
-  // SIGSTOPs the holder (retrying while the lock moves on too fast to catch), else a random
-  // worker; returns the one stopped.
+  // Strikes the holder with `strike` (healing it and retrying while the lock moves on too fast
+  // to catch), else a random worker; returns the one struck.
+  ScheduledWorker& strike_a_holder(const std::function<void(ScheduledWorker&)>& strike,
+                                   const std::function<void(ScheduledWorker&)>& heal);
+  // SIGSTOPs the holder, as strike_a_holder().
   ScheduledWorker& stop_a_holder();
 
   ZkEnsemble& ensemble_;
