@@ -374,9 +374,9 @@ def render():
     page += [
         "",
         "A killed ZooKeeper holder costs the others its session timeout (4 s here): its "
-        "node lives until the server expires the session. The stalled connection is cut for "
-        "twice the lease plus 0.5 s; ZooKeeper's schedule cuts one for a quarter of the "
-        "session only, and ends a holder's session on the server instead (session expiry). "
+        "node lives until the server expires the session; a stalled holder costs the same. The "
+        "stalled connection is cut for twice the lease plus 0.5 s (ZooKeeper: the session "
+        "timeout plus 1 s), long enough for the server to give the lock away. "
         "A fault aimed at the holder that caught it between turns (it had just released) "
         "costs the others a few ms: with one or two faults of a kind a row, a few ms in a "
         "column says that, not that the fault is free. "
