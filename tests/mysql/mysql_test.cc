@@ -13,6 +13,7 @@
 
 #include <dlock/dlock.h>
 
+#include "lock_rounds.h"
 #include "mysql_server.h"
 
 namespace dlock::test {
@@ -61,37 +62,6 @@ class MysqlTest : public ::testing::Test {
     const std::string p = "'" + path + "'";
     return "IF(CHAR_LENGTH(" + p + ") <= 64, " + p + ", CONCAT(LEFT(" + p + ", 23), '~', SHA1(" +
            p + ")))";
-  }
-  // A process that releases M locks and at once takes M others (the benchmark's many-locks
-  // round) reuses the released connections rather than making M more: with MariaDB's 151
-  // connections, 100 locks taken in such rounds failed with "Too many connections". Returns the
-  // database's connections once the others are held.
-  int connections_after_taking_locks_while_releasing_others(const std::string& mode, int locks) {
-    auto backend = open(mode);
-    std::vector<std::unique_ptr<Mutex>> first, second;
-    for (int i = 0; i < locks; ++i) {
-      first.push_back(std::make_unique<Mutex>(backend, "/first/" + std::to_string(i)));
-      second.push_back(std::make_unique<Mutex>(backend, "/second/" + std::to_string(i)));
-    }
-    // All M acquisitions in flight at once; their leases once all are held.
-    const auto take_all = [](std::vector<std::unique_ptr<Mutex>>& mutexes) {
-      std::vector<std::future<Lease>> taken;
-      for (auto& mutex : mutexes) {
-        auto promise = std::make_shared<std::promise<Lease>>();
-        taken.push_back(promise->get_future());
-        mutex->async_acquire([promise](std::error_code ec, Lease lease) {
-          if (ec) return promise->set_exception(std::make_exception_ptr(Error(ec, "acquire")));
-          promise->set_value(std::move(lease));
-        });
-      }
-      std::vector<Lease> leases;
-      for (auto& future : taken) leases.push_back(future.get());
-      return leases;
-    };
-    std::vector<Lease> held = take_all(first);
-    for (Lease& lease : held) lease.release();
-    held = take_all(second);
-    return connections();
   }
   std::string database_;
 };
@@ -386,13 +356,12 @@ TEST_F(MysqlTest, ASemaphoreAdmitsItsPermits) {
   EXPECT_EQ(backend->status("/pool").holders.size(), 2u);
 }
 
+// A process that releases M locks and at once takes M others (the benchmark's many-locks
+// round) reuses the released connections rather than making M more: with MariaDB's 151
+// connections, 100 locks taken in such rounds failed with "Too many connections".
 TEST_F(MysqlTest, LocksTakenWhileOthersAreReleasedReuseTheirConnections) {
-  // One more than the locks: the backend's control connection.
-  EXPECT_LE(connections_after_taking_locks_while_releasing_others("", 20), 21);
-}
-
-TEST_F(MysqlTest, RowLocksTakenWhileOthersAreReleasedReuseTheirConnections) {
-  EXPECT_LE(connections_after_taking_locks_while_releasing_others("?mode=row", 20), 21);
+  const HeldLocks held = take_locks_while_releasing_others(open(), 20);
+  EXPECT_LE(connections(), 21);  // one more: the backend's control connection
 }
 
 TEST_F(MysqlTest, TlsIsUsedWhenTheModeAsksForIt) {

@@ -37,6 +37,11 @@ struct OnPostgres {
   void kill_connection(const std::string& id) const {
     sql("SELECT pg_terminate_backend(" + id + ")");
   }
+  // The connections to the test's database, as the server lists them, but the one asking.
+  int connections() const {
+    return std::stoi(sql("SELECT count(*) FROM pg_stat_activity WHERE datname = '" + database +
+                         "' AND pid <> pg_backend_pid()"));
+  }
   std::string database;
 };
 
@@ -59,6 +64,10 @@ struct OnMysql {
     return "UTC_TIMESTAMP(6) + INTERVAL " + std::to_string(seconds) + " SECOND";
   }
   void kill_connection(const std::string& id) const { sql("KILL " + id); }
+  int connections() const {
+    return std::stoi(sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '" +
+                         database + "' AND ID <> CONNECTION_ID()"));
+  }
   std::string database;
 };
 

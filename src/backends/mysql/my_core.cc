@@ -25,26 +25,18 @@ void Backend::Impl::with_control(Use use) {
   });
 }
 
-namespace {
-// Enough for the locks a process takes and releases in turn; more stay open only while used.
-constexpr std::size_t kMostIdle = 8;
-}  // namespace
-
 void Backend::Impl::open_connection(Use use) {
+  pool_.borrow([self = shared_from_this(), use](std::shared_ptr<MyConnection> connection) {
+    if (connection) return use(std::move(connection), Reply{});
+    self->connect(use);
+  });
+}
+
+void Backend::Impl::connect(Use use) {
   if (closed_) {
     return use(nullptr, Reply::failure(make_error_code(errc::session_closed),
                                        "the MySQL backend is closed"));
   }
-  while (!idle_.empty()) {
-    std::shared_ptr<MyConnection> connection = std::move(idle_.back());
-    idle_.pop_back();
-    if (!connection->broken()) return use(std::move(connection), Reply{});
-  }
-  if (awaiting_return_.size() < returning_) return awaiting_return_.push_back(std::move(use));
-  connect(std::move(use));
-}
-
-void Backend::Impl::connect(Use use) {
   MyConnection::open(
       executor, params_, Clock::now() + params_.connect_timeout,
       [self = shared_from_this(), use](std::shared_ptr<MyConnection> connection, Reply reply) {
@@ -61,27 +53,10 @@ void Backend::Impl::connect(Use use) {
       });
 }
 
-void Backend::Impl::expect_back() { ++returning_; }
+void Backend::Impl::expect_back() { pool_.expect_back(); }
 
 void Backend::Impl::give_back(std::shared_ptr<MyConnection> connection) {
-  // Not every connection given back was expected; either way one fewer is owed to the waiters,
-  // who never outnumber what is owed.
-  if (returning_ > 0) --returning_;
-  if (closed_ || connection->broken()) {
-    connection->close(make_error_code(errc::session_closed), "not kept");
-    connection.reset();
-  }
-  if (!closed_ && !awaiting_return_.empty()) {
-    Use use = std::move(awaiting_return_.front());
-    awaiting_return_.pop_front();
-    if (connection) return use(std::move(connection), Reply{});
-    return connect(std::move(use));
-  }
-  if (!connection) return;
-  if (idle_.size() >= kMostIdle) {
-    return connection->close(make_error_code(errc::session_closed), "not kept");
-  }
-  idle_.push_back(std::move(connection));
+  pool_.give_back(std::move(connection));
 }
 
 void Backend::Impl::close() {
@@ -93,13 +68,8 @@ void Backend::Impl::close() {
     }
   }
   connections_.clear();
-  idle_.clear();
   control_.reset();
-  returning_ = 0;
-  for (Use& use : std::exchange(awaiting_return_, {})) {
-    use(nullptr,
-        Reply::failure(make_error_code(errc::session_closed), "the MySQL backend is closed"));
-  }
+  pool_.close();
 }
 
 }  // namespace dlock::mysql

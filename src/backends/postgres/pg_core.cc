@@ -62,24 +62,18 @@ void Backend::Impl::open_connection(Clock::time_point deadline, Use use) {
       });
 }
 
-// Idle connections kept for waiters; more are closed when given back.
-constexpr std::size_t kMostIdle = 8;
-
 void Backend::Impl::borrow(Clock::time_point deadline, Use use) {
-  while (!idle_.empty()) {
-    std::shared_ptr<PgConnection> connection = std::move(idle_.back());
-    idle_.pop_back();
-    if (!connection->broken()) return use(std::move(connection), {});
-  }
-  open_connection(deadline, std::move(use));
+  pool_.borrow(
+      [self = shared_from_this(), deadline, use](std::shared_ptr<PgConnection> connection) {
+        if (connection) return use(std::move(connection), {});
+        self->open_connection(deadline, use);
+      });
 }
 
+void Backend::Impl::expect_back() { pool_.expect_back(); }
+
 void Backend::Impl::give_back(std::shared_ptr<PgConnection> connection) {
-  if (connection->broken()) return;
-  if (closed_ || idle_.size() >= kMostIdle) {
-    return connection->close(make_error_code(errc::session_closed), "released");
-  }
-  idle_.push_back(std::move(connection));
+  pool_.give_back(std::move(connection));
 }
 
 std::optional<std::uint64_t> Backend::Impl::claim(std::int64_t key, bool shared) {
@@ -113,8 +107,8 @@ void Backend::Impl::close() {
     }
   }
   connections_.clear();
-  idle_.clear();
   primary_.reset();
+  pool_.close();
 }
 
 }  // namespace dlock::postgres

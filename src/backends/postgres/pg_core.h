@@ -17,6 +17,7 @@
 
 #include <dlock/postgres.h>
 
+#include "backends/sql/connection_pool.h"
 #include "backends/sql/row_locks.h"
 #include "backends/sql/table_locks.h"
 #include "core/executor.h"
@@ -39,12 +40,12 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   // connect_failed at `deadline` or after the connect timeout, whichever comes first.
   void open_connection(Clock::time_point deadline, Use use);
 
-  // A connection that holds nothing, for one waiter: an idle one given back earlier, else a
-  // new one (as open_connection()). Waiting on a connection of its own costs a waiter no
-  // connection set-up (with SCRAM, milliseconds of CPU on both sides) once the pool is warm.
+  // A connection that holds nothing, for one waiter or row-mode lock: one from the pool
+  // (sql/connection_pool.h), else a new one (as open_connection()).
   void borrow(Clock::time_point deadline, Use use);
-  // Takes back a connection that holds nothing now (its lock unlocked), or closes it if the pool
-  // is full or the backend closed.
+  // A connection's release has begun and give_back() will follow (ConnectionPool).
+  void expect_back();
+  // Takes back a connection that holds nothing now (its lock unlocked) (ConnectionPool).
   void give_back(std::shared_ptr<postgres_backend::PgConnection> connection);
 
   // The primary's tally of keys held or being tried. claim() counts `key` before a try is
@@ -76,7 +77,7 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   std::map<std::int64_t, Tally> tally_;
   std::vector<Use> awaiting_primary_;
   std::vector<std::weak_ptr<postgres_backend::PgConnection>> connections_;
-  std::vector<std::shared_ptr<postgres_backend::PgConnection>> idle_;
+  sql::ConnectionPool<postgres_backend::PgConnection> pool_;
   bool closed_ = false;
 };
 

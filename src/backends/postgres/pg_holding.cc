@@ -21,6 +21,7 @@ std::shared_ptr<PgHolding> PgHolding::make(Hold hold, std::uint64_t token) {
 void PgHolding::do_release() noexcept {
   hold_.core->executor->post([hold = hold_, watch = watch_] {
     hold.connection->unwatch(watch);
+    if (!hold.generation) hold.core->expect_back();  // a connection of its own
     const auto& sql = hold.core->sql;
     // Unlocking forgets the row in the same statement, so no kind check takes it for a live
     // contender. A connection of its own goes back to the waiters' pool once it holds nothing
@@ -30,10 +31,10 @@ void PgHolding::do_release() noexcept {
         {std::to_string(hold.key), std::to_string(hold.entry)},
         [core = hold.core, connection = hold.connection, own = !hold.generation](Reply reply) {
           if (!own) return;
-          if (!reply.error && !reply.rows.empty() && reply.rows[0][0] == "t") {
-            return core->give_back(connection);
+          if (reply.error || reply.rows.empty() || reply.rows[0][0] != "t") {
+            connection->close(make_error_code(errc::session_closed), "released");
           }
-          connection->close(make_error_code(errc::session_closed), "released");
+          core->give_back(connection);  // broken if closed: it settles what was promised
         });
     if (hold.generation) hold.core->unclaim(hold.key, hold.shared, *hold.generation);
   });

@@ -31,13 +31,17 @@ class PgSession final : public sql::Session {
   void watch(std::function<void()> lost) override {
     watches_.push_back(connection_->watch(std::move(lost)));
   }
+  void returning() noexcept override {
+    if (auto core = core_.lock()) core->expect_back();
+  }
   void close() noexcept override {
     connection_->close(make_error_code(errc::session_closed), "the lock's connection was closed");
+    give_back();  // broken: it settles what returning() promised
   }
   void give_back() noexcept override {
     for (const std::uint64_t id : watches_) connection_->unwatch(id);
     if (auto core = core_.lock()) return core->give_back(connection_);
-    close();
+    connection_->close(make_error_code(errc::session_closed), "the backend was closed");
   }
 
  private:
