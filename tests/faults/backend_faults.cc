@@ -67,18 +67,25 @@ BackendWorker& BackendFaultSchedule::aim() {
   return workers_[std::uniform_int_distribution<std::size_t>(0, workers_.size() - 1)(random_)];
 }
 
-BackendWorker& BackendFaultSchedule::stop_a_holder() {
+BackendWorker& BackendFaultSchedule::strike_a_holder(
+    const std::function<void(BackendWorker&)>& strike,
+    const std::function<void(BackendWorker&)>& heal) {
   for (int attempt = 0; attempt < 50; ++attempt) {
     BackendWorker& candidate = aim();
-    ::kill(candidate.pid, SIGSTOP);
-    // A release it sent just before it stopped (dlock's release does not wait) lands first.
+    strike(candidate);
+    // A release it sent just before it was struck (dlock's release does not wait) lands first.
     std::this_thread::sleep_for(kInFlightLands);
-    if (holder_pid() == candidate.pid) return candidate;  // stopped while holding
-    ::kill(candidate.pid, SIGCONT);
+    if (holder_pid() == candidate.pid) return candidate;  // struck while holding
+    heal(candidate);
   }
   BackendWorker& anyone = aim();
-  ::kill(anyone.pid, SIGSTOP);
+  strike(anyone);
   return anyone;
+}
+
+BackendWorker& BackendFaultSchedule::stop_a_holder() {
+  return strike_a_holder([](BackendWorker& worker) { ::kill(worker.pid, SIGSTOP); },
+                         [](BackendWorker& worker) { ::kill(worker.pid, SIGCONT); });
 }
 
 void BackendFaultSchedule::run(std::chrono::milliseconds duration) {
@@ -115,13 +122,20 @@ std::int64_t BackendFaultSchedule::inject(BackendFault fault) {
       proxy.reset();
       return struck;
     }
-    case BackendFault::short_stall:
-    case BackendFault::long_stall: {
+    case BackendFault::short_stall: {
       FaultProxy& proxy = *aim().proxy;
       const std::int64_t struck = monotonic_ns();
       proxy.blackhole();
-      std::this_thread::sleep_for(fault == BackendFault::short_stall ? target_.lease / 4
-                                                                     : past_the_lease);
+      std::this_thread::sleep_for(target_.lease / 4);
+      proxy.pass();
+      return struck;
+    }
+    case BackendFault::long_stall: {
+      FaultProxy& proxy = *strike_a_holder([](BackendWorker& worker) { worker.proxy->blackhole(); },
+                                           [](BackendWorker& worker) { worker.proxy->pass(); })
+                               .proxy;
+      const std::int64_t struck = monotonic_ns();
+      std::this_thread::sleep_for(past_the_lease);
       proxy.pass();
       return struck;
     }

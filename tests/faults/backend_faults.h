@@ -75,8 +75,11 @@ class BackendFaultSchedule {
   std::int64_t inject(BackendFault fault);
   // The worker holding the lock now, or a random one if the holder cannot be told.
   BackendWorker& aim();
-  // SIGSTOPs the holder (trying again while the lock moves on too fast to catch it holding),
-  // else a random worker; returns the one stopped.
+  // Strikes the holder with `strike` (healing it and trying again while the lock moves on too
+  // fast to catch it holding), else a random worker; returns the one struck.
+  BackendWorker& strike_a_holder(const std::function<void(BackendWorker&)>& strike,
+                                 const std::function<void(BackendWorker&)>& heal);
+  // SIGSTOPs the holder, as strike_a_holder().
   BackendWorker& stop_a_holder();
   std::int64_t holder_pid();
 
