@@ -59,28 +59,24 @@ std::int64_t BackendFaultSchedule::holder_pid() {
   }
 }
 
-BackendWorker& BackendFaultSchedule::aim() {
+BackendWorker* BackendFaultSchedule::holder() {
   const std::int64_t pid = holder_pid();
   for (auto& worker : workers_) {
-    if (worker.pid == pid) return worker;
+    if (worker.pid == pid) return &worker;
   }
+  return nullptr;
+}
+
+BackendWorker& BackendFaultSchedule::aim() {
+  if (BackendWorker* worker = holder()) return *worker;
   return workers_[std::uniform_int_distribution<std::size_t>(0, workers_.size() - 1)(random_)];
 }
 
 BackendWorker& BackendFaultSchedule::strike_a_holder(
     const std::function<void(BackendWorker&)>& strike,
     const std::function<void(BackendWorker&)>& heal) {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    BackendWorker& candidate = aim();
-    strike(candidate);
-    // A release it sent just before it was struck (dlock's release does not wait) lands first.
-    std::this_thread::sleep_for(kInFlightLands);
-    if (holder_pid() == candidate.pid) return candidate;  // struck while holding
-    heal(candidate);
-  }
-  BackendWorker& anyone = aim();
-  strike(anyone);
-  return anyone;
+  return test::strike_a_holder<BackendWorker>(
+      [this] { return holder(); }, [this]() -> BackendWorker& { return aim(); }, strike, heal);
 }
 
 BackendWorker& BackendFaultSchedule::stop_a_holder() {

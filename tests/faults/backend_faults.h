@@ -73,6 +73,8 @@ class BackendFaultSchedule {
  private:
   // Returns the monotonic_ns() at which the fault struck (the holder stopped, the link cut).
   std::int64_t inject(BackendFault fault);
+  // The worker holding the lock now, or null.
+  BackendWorker* holder();
   // The worker holding the lock now, or a random one if the holder cannot be told.
   BackendWorker& aim();
   // Strikes the holder with `strike` (healing it and trying again while the lock moves on too

@@ -103,18 +103,9 @@ ScheduledWorker* FaultSchedule::holder() {
 
 ScheduledWorker& FaultSchedule::strike_a_holder(const std::function<void(ScheduledWorker&)>& strike,
                                                 const std::function<void(ScheduledWorker&)>& heal) {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    ScheduledWorker* candidate = holder();
-    if (candidate == nullptr) continue;
-    strike(*candidate);
-    // A release it sent just before it was struck (dlock's release does not wait) lands first.
-    std::this_thread::sleep_for(kInFlightLands);
-    if (holder() == candidate) return *candidate;  // struck while holding
-    heal(*candidate);
-  }
-  ScheduledWorker& anyone = pick_worker();
-  strike(anyone);
-  return anyone;
+  return test::strike_a_holder<ScheduledWorker>(
+      [this] { return holder(); }, [this]() -> ScheduledWorker& { return pick_worker(); }, strike,
+      heal);
 }
 
 ScheduledWorker& FaultSchedule::stop_a_holder() {

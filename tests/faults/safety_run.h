@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,30 @@ namespace dlock::test {
 // How long a stopped worker's requests already on the wire take to land: the schedules wait
 // this long before asking whether the worker they stopped holds the lock.
 inline constexpr std::chrono::milliseconds kInFlightLands{50};
+
+// Strikes the worker `holder()` names (null: nobody holds now) and returns it if it still holds
+// once a release it sent just before has landed; else heals it and tries again, at last striking
+// `anyone()`. So a fault aimed at the holder catches it holding, not between two turns.
+template <class Worker>
+Worker& strike_a_holder(const std::function<Worker*()>& holder,
+                        const std::function<Worker&()>& anyone,
+                        const std::function<void(Worker&)>& strike,
+                        const std::function<void(Worker&)>& heal) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    Worker* candidate = holder();
+    if (candidate != nullptr) {
+      strike(*candidate);
+      std::this_thread::sleep_for(kInFlightLands);  // dlock's release does not wait
+      if (holder() == candidate) return *candidate;
+      heal(*candidate);
+    } else {
+      std::this_thread::sleep_for(kInFlightLands);  // between two turns
+    }
+  }
+  Worker& fallback = anyone();
+  strike(fallback);
+  return fallback;
+}
 
 // "--name value" pairs.
 struct Arguments {

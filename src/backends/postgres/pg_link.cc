@@ -14,10 +14,10 @@ sql::Result result_of(Reply reply) {
 }
 
 // A connection of its own for one row-mode lock.
-class PgSession final : public sql::Session {
+class PgSession final : public sql::BackendSession<postgres::Backend::Impl, PgConnection> {
  public:
   PgSession(std::shared_ptr<PgConnection> connection, std::weak_ptr<postgres::Backend::Impl> core)
-      : connection_(std::move(connection)), core_(std::move(core)) {}
+      : BackendSession(std::move(connection), std::move(core)) {}
   void run(const std::string& statement, std::vector<sql::Value> params, Done done,
            bool may_wait) override {
     connection_->query(
@@ -28,26 +28,6 @@ class PgSession final : public sql::Session {
         may_wait);
   }
   std::string id() const override { return std::to_string(connection_->backend_pid()); }
-  void watch(std::function<void()> lost) override {
-    watches_.push_back(connection_->watch(std::move(lost)));
-  }
-  void returning() noexcept override {
-    if (auto core = core_.lock()) core->expect_back();
-  }
-  void close() noexcept override {
-    connection_->close(make_error_code(errc::session_closed), "the lock's connection was closed");
-    give_back();  // broken: it settles what returning() promised
-  }
-  void give_back() noexcept override {
-    for (const std::uint64_t id : watches_) connection_->unwatch(id);
-    if (auto core = core_.lock()) return core->give_back(connection_);
-    connection_->close(make_error_code(errc::session_closed), "the backend was closed");
-  }
-
- private:
-  const std::shared_ptr<PgConnection> connection_;
-  const std::weak_ptr<postgres::Backend::Impl> core_;
-  std::vector<std::uint64_t> watches_;
 };
 
 }  // namespace
