@@ -79,7 +79,7 @@ class RowAttempt : public std::enable_shared_from_this<RowAttempt> {
         Clock::now() + locks_->connect_timeout(),
         [self = shared_from_this()](std::shared_ptr<Session> session, Result result) {
           if (self->finished_) {
-            if (session) session->close();
+            if (session) session->give_back();  // no transaction yet: it holds nothing
             return;
           }
           if (!session) return self->finish(Outcome::failure(result.error, result.message));
