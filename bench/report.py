@@ -412,6 +412,8 @@ def main():
     md.append("| client memory per held lock, %s locks on one session (RSS growth) | %s B | %s B |" % (
         mem_d.get("locks_held", "?"), "%.0f" % mem_d["bytes_per_lock"] if "bytes_per_lock" in mem_d else "–",
         "%.0f" % mem_c["bytes_per_lock"] if "bytes_per_lock" in mem_c else "–"))
+    md.append("| client heap per held lock, same run (bytes the allocator has handed out) | %s | – |" % (
+        "%.0f B" % mem_d["heap_bytes_per_lock"] if "heap_bytes_per_lock" in mem_d else "–"))
     md.append("| RSS of a process holding one lock | %s | %s |" % (
         "%d KiB (`dlock run`)" % start["rss_holding_one_kib"] if "rss_holding_one_kib" in start
         else "pending: the `dlock run` CLI was not built yet",
@@ -422,8 +424,12 @@ def main():
         if "median_ms" in start
         else "pending: the CLI was not built yet" if start.get("pending") else "failed: %s" % start.get("error", "?")))
     md += ["", "dlock's figure: `dlock-bench-memory` takes one lock first (one-time allocations belong to the "
-           "baseline), then holds 10,000 `dlock::Mutex` on one session via `async_acquire`; the growth includes "
-           "the Mutex handles and Leases. Curator's: 100 threads on one CuratorFramework each acquire 100 "
+           "baseline), then holds 10,000 `dlock::Mutex` on one session via `async_acquire` and measures 2 s after "
+           "the last one is granted, once every holder has set the watch on its own node that it sets 1 s after "
+           "acquiring; the growth includes the Mutex handles and Leases. The RSS growth is larger than the heap: "
+           "what the 10,000 acquisitions in flight at once allocated and freed stays in the process. "
+           "`dlock-bench-memory --exit-holding` under heaptrack lists what each held lock keeps, by allocation "
+           "site. Curator's: 100 threads on one CuratorFramework each acquire 100 "
            "`InterProcessMutex` and park while holding them (its mutex belongs to the acquiring thread), after "
            "`System.gc()`; the growth includes those threads' stacks.", ""]
     notes = os.path.join(REPO, "bench", "analysis.md")

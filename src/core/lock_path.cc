@@ -105,4 +105,11 @@ std::vector<std::string> path_prefixes(std::string_view path) {
   return prefixes;
 }
 
+std::string child_path(std::string_view dir, std::string_view name) {
+  std::string path;
+  path.reserve(dir.size() + 1 + name.size());
+  path.append(dir).append(1, '/').append(name);
+  return path;
+}
+
 }  // namespace dlock::detail

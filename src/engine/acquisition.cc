@@ -45,7 +45,10 @@ void Acquisition::wait_for_connection() {
   std::weak_ptr<Acquisition> weak = weak_from_this();
   const auto timer =
       store_.executor().post_at(detail::deadline_after(site_.connect_timeout), [weak] {
-        if (auto self = weak.lock()) self->fail(errc::connect_failed, self->site_.connect_failure);
+        if (auto self = weak.lock()) {
+          const auto& message = self->site_.connect_failure;
+          self->fail(errc::connect_failed, message ? *message : std::string());
+        }
       });
   when_connected([self = shared_from_this(), timer] {
     self->store_.executor().cancel(timer);

@@ -34,9 +34,10 @@ struct LockSite {
   Role role = Role::exclusive;
   std::uint32_t permits = 1;  // how many may hold at once: 1 but for semaphores
   // An attempt that starts while the session is disconnected fails with connect_failed and
-  // this message if no server answers within the timeout.
+  // this message if no server answers within the timeout. Shared: one per session, not one
+  // per lock handle.
   std::chrono::milliseconds connect_timeout{};
-  std::string connect_failure{};
+  std::shared_ptr<const std::string> connect_failure;
 };
 
 class Acquisition : public std::enable_shared_from_this<Acquisition> {

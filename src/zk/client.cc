@@ -146,7 +146,7 @@ std::chrono::milliseconds Client::negotiated_timeout() const noexcept {
 void Client::die(std::error_code reason) {
   std::vector<Completion> waiters;
   std::map<ObserverId, Completion> observers;
-  std::map<std::string, std::map<std::uint64_t, Watcher>> watches;
+  Watches watches;
   {
     std::lock_guard lock(mu_);
     if (dead_) return;
@@ -355,23 +355,26 @@ void Client::remove_observer(ObserverId id) {
 std::uint64_t Client::add_watch(const std::string& path, WatchFn fn) {
   std::lock_guard lock(mu_);
   const std::uint64_t id = next_watch_++;
-  watches_[path].emplace(id, Watcher{std::move(fn), false});
+  watches_.emplace(path, Watcher{id, std::move(fn), false});
   return id;
+}
+
+Client::Watches::iterator Client::find_watcher(const std::string& path, std::uint64_t id) {
+  auto [it, end] = watches_.equal_range(path);
+  while (it != end && it->second.id != id) ++it;
+  return it == end ? watches_.end() : it;
 }
 
 void Client::arm_watch(const std::string& path, std::uint64_t id) {
   {
     std::lock_guard lock(mu_);
-    auto it = watches_.find(path);
-    if (it != watches_.end()) {
-      auto watcher = it->second.find(id);
-      if (watcher != it->second.end()) {
-        watcher->second.armed = true;
-        return;
-      }
-      return;  // other watchers of ours still want the server's watch
+    auto watcher = find_watcher(path, id);
+    if (watcher != watches_.end()) {
+      watcher->second.armed = true;
+      return;
     }
-    if (dead_) return;
+    // Other watchers of ours may still want the server's watch.
+    if (watches_.contains(path) || dead_) return;
   }
   // The watcher was removed while its getData was in flight, and no other wants the path:
   // drop the watch the server just set.
@@ -381,23 +384,19 @@ void Client::arm_watch(const std::string& path, std::uint64_t id) {
 
 void Client::drop_watch(const std::string& path, std::uint64_t id) {
   std::lock_guard lock(mu_);
-  auto it = watches_.find(path);
-  if (it == watches_.end()) return;
-  it->second.erase(id);
-  if (it->second.empty()) watches_.erase(it);
+  auto watcher = find_watcher(path, id);
+  if (watcher != watches_.end()) watches_.erase(watcher);
 }
 
 void Client::remove_watch(const std::string& path, std::uint64_t id) {
   {
     std::lock_guard lock(mu_);
-    auto it = watches_.find(path);
-    if (it == watches_.end()) return;  // fired or never set
-    auto watcher = it->second.find(id);
-    if (watcher == it->second.end()) return;
+    auto watcher = find_watcher(path, id);
+    if (watcher == watches_.end()) return;  // fired or never set
     const bool armed = watcher->second.armed;
-    it->second.erase(watcher);
-    if (!it->second.empty()) return;  // another watcher of ours still needs the server's watch
-    watches_.erase(it);
+    watches_.erase(watcher);
+    // Another watcher of ours still needs the server's watch.
+    if (watches_.contains(path)) return;
     // Not armed: its getData is in flight, and arm_watch() removes what it sets.
     if (!armed || dead_) return;
   }
@@ -489,11 +488,11 @@ void Client::on_handshake(std::string_view frame) {
   std::vector<std::string> armed;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [path, watchers] : watches_) {
-      if (std::any_of(watchers.begin(), watchers.end(),
-                      [](const auto& w) { return w.second.armed; })) {
-        armed.push_back(server_path(path));
-      }
+    const std::string* last = nullptr;  // a path's watchers are adjacent: name it once
+    for (const auto& [path, watcher] : watches_) {
+      if (!watcher.armed || (last != nullptr && *last == path)) continue;
+      last = &path;
+      armed.push_back(server_path(path));
     }
   }
   // The server forgot this connection's watches: SetWatches re-registers them, and fires at
@@ -628,17 +627,15 @@ void Client::on_notification(jute::Reader& body) {
   std::vector<WatchFn> fired;
   {
     std::lock_guard lock(mu_);
-    auto it = watches_.find(path);
-    if (it == watches_.end()) return;
-    for (auto watcher = it->second.begin(); watcher != it->second.end();) {
+    auto [watcher, end] = watches_.equal_range(path);
+    while (watcher != end) {
       if (watcher->second.armed) {
         fired.push_back(std::move(watcher->second.fn));
-        watcher = it->second.erase(watcher);
+        watcher = watches_.erase(watcher);
       } else {
         ++watcher;
       }
     }
-    if (it->second.empty()) watches_.erase(it);
   }
   for (auto& fn : fired) fn(what);
 }

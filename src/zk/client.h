@@ -140,6 +140,7 @@ class Client : public std::enable_shared_from_this<Client> {
     ReplyHandler on_reply;
   };
   struct Watcher {
+    std::uint64_t id = 0;
     WatchFn fn;
     // Set once the getData that asked for it succeeded: only then has the server a watch for
     // it, and only then can a notification be for it.
@@ -198,8 +199,11 @@ class Client : public std::enable_shared_from_this<Client> {
   std::map<ObserverId, Completion> observers_;
   ObserverId next_observer_ = 1;
   // Data watches by client path. ZooKeeper keeps one watch per path and session; one
-  // notification fires every armed watcher of the path.
-  std::map<std::string, std::map<std::uint64_t, Watcher>> watches_;
+  // notification fires every armed watcher of the path. Nearly every path has one watcher
+  // (a waiter's on the node ahead, a holder's on its own), so one entry each, not a map each.
+  using Watches = std::multimap<std::string, Watcher>;
+  Watches::iterator find_watcher(const std::string& path, std::uint64_t id);
+  Watches watches_;
   std::uint64_t next_watch_ = 1;
   std::deque<Request> outbox_;  // submitted, not yet written
   std::int32_t next_xid_ = 1;

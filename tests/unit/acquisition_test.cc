@@ -47,7 +47,7 @@ class AcquisitionTest : public ::testing::Test {
          .role = role,
          .permits = permits,
          .connect_timeout = 1s,
-         .connect_failure = "no server"},
+         .connect_failure = std::make_shared<const std::string>("no server")},
         deadline, {}, [outcome = contender.outcome](Outcome o) { *outcome = std::move(o); });
     attempts_.push_back(contender.attempt);
     return contender;

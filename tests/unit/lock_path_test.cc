@@ -90,6 +90,15 @@ TEST(PathPrefixes, ListsEveryAncestorAndThePath) {
   EXPECT_EQ(path_prefixes("/a"), (std::vector<std::string>{"/a"}));
 }
 
+// A held lock keeps its node's path as long as it holds: no spare room in it.
+TEST(ChildPath, JoinsWithASlashAtTheExactSize) {
+  const std::string dir = "/locks/orders/nightly-export";
+  const std::string path =
+      dlock::detail::child_path(dir, "_c_0f9e6c2a-9d55-4c8e-b3a4-6f0e5b1c2d3e-lock-0000000042");
+  EXPECT_EQ(path, dir + "/_c_0f9e6c2a-9d55-4c8e-b3a4-6f0e5b1c2d3e-lock-0000000042");
+  EXPECT_EQ(path.capacity(), path.size());
+}
+
 // Names in messages: a terminal never receives a control byte, nor ten thousand bytes.
 TEST(Printable, EscapesControlBytesAndCutsLongText) {
   using dlock::printable;

@@ -73,7 +73,9 @@ void throw_if(std::error_code ec, const std::string& what) {
 class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
  public:
   explicit Impl(Options options)
-      : options_(std::move(options)), executor_(std::make_shared<detail::Executor>()) {}
+      : options_(std::move(options)),
+        connect_failure_(std::make_shared<const std::string>(connect_failure(options_))),
+        executor_(std::make_shared<detail::Executor>()) {}
 
   ~Impl() { close(make_error_code(errc::session_closed)); }
 
@@ -319,7 +321,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     try {
       ec = connected.get(detail::deadline_after(options_.connect_timeout), "");
     } catch (const Error&) {
-      throw Error(errc::connect_failed, connect_failure(options_));
+      throw Error(errc::connect_failed, *connect_failure_);
     }
     throw_if(ec, "connecting to " + options_.hosts);
     // The connected event reaches on_event() through the executor; say so now already.
@@ -331,6 +333,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
   }
 
   const Options options_;
+  const std::shared_ptr<const std::string> connect_failure_;
   const std::shared_ptr<detail::Executor> executor_;
 
   mutable std::mutex mu_;
@@ -582,7 +585,7 @@ std::unique_ptr<detail::Contender> Session::make_contender(std::string_view path
           .dir = std::string(path),
           .label = options.label,
           .connect_timeout = impl_->options_.connect_timeout,
-          .connect_failure = connect_failure(impl_->options_),
+          .connect_failure = impl_->connect_failure_,
           .permits = spec.role == ContenderSpec::Role::semaphore ? spec.permits : 1},
       zk_backend::naming_for(spec.role, options.naming));
 }

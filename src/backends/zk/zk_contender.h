@@ -24,9 +24,9 @@ class ZkContender : public detail::Contender {
   struct Site {
     std::string dir;    // the lock path
     std::string label;  // goes into each node's holder data (see holder_data.h)
-    std::chrono::milliseconds connect_timeout{};  // for an attempt that starts disconnected
-    std::string connect_failure{};                // the message when that passes
-    std::uint32_t permits = 1;                    // semaphores: how many may hold at once
+    std::chrono::milliseconds connect_timeout{};         // for an attempt that starts disconnected
+    std::shared_ptr<const std::string> connect_failure;  // the message when that passes
+    std::uint32_t permits = 1;                           // semaphores: how many may hold at once
   };
   ZkContender(ClientSource clients, Site site, const NodeNaming& naming);
   ~ZkContender() override;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "core/lock_path.h"
 #include "engine/queue_store.h"
 #include "node_naming.h"
 #include "zk/client.h"
@@ -26,7 +27,7 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
 
   std::string name() const override { return site_.dir; }
   std::string entry_path(const std::string& entry) const override {
-    return site_.dir + "/" + entry;
+    return detail::child_path(site_.dir, entry);
   }
   detail::Executor& executor() const override { return client_->executor(); }
   void report(engine::Severity severity, std::string text) const override;
