@@ -2,7 +2,8 @@
 """Runs bench/servers.sh's points, interleaved in rounds, appending one JSON line per run to
 $RESULTS, then renders docs/benchmarks-servers.md from every line of that file (medians over
 the rounds). On Redis each run also records the server's own counts: messages published per
-release, and commands per operation (a script's inner commands included). Environment: see
+release, and commands per operation (a script's inner commands included), and each round
+measures the server's own floor for the pattern with redis-benchmark. Environment: see
 bench/servers.sh; RENDER_ONLY=1 renders without measuring."""
 import json
 import os
@@ -52,6 +53,13 @@ IMPLS = [
     ("MariaDB", "PyMySQL seed table", peer("pymysql/pymysql_locks.py", "table", MY)),
 ]
 POINTS = [("uncontended", 1), ("contended", 8), ("contended", 32)]
+# The server's floor for the seed's pattern: redis-benchmark's rate of SET NX PX and of DEL on
+# as many connections as the point has clients, one command in flight on each (no pipelining),
+# random keys; a cycle is one of each. It is what Redis itself does with no lock logic at all,
+# and with 8 or 32 connections no contention either: a ceiling, not a peer.
+FLOOR = ("Redis", "server floor: SET NX PX + DEL (redis-benchmark)")
+FLOOR_COMMANDS = [["SET", "dlock-floor:__rand_int__", "v", "NX", "PX", "30000"],
+                  ["DEL", "dlock-floor:__rand_int__"]]
 
 
 def redis_counts():
@@ -60,10 +68,30 @@ def redis_counts():
     return values.get("cmdstat_publish", 0), values.get("total_commands_processed", 0)
 
 
+def redis_floor(clients):
+    """Cycles per second of FLOOR_COMMANDS on `clients` connections."""
+    seconds_per_cycle = 0.0
+    for command in FLOOR_COMMANDS:
+        run = subprocess.run(["redis-benchmark", "-h", "127.0.0.1", "-p", REDIS_PORT,
+                              "-n", str(max(ITERATIONS, 10000)), "-c", str(clients),
+                              "-r", "1000000", "--csv"] + command,
+                             capture_output=True, text=True, timeout=300, check=True)
+        row = run.stdout.strip().splitlines()[-1].split(",")
+        seconds_per_cycle += 1.0 / float(row[1].strip('"'))
+    return 1.0 / seconds_per_cycle
+
+
 def measure():
     with open(RESULTS, "a") as out:
         for round_ in range(REPEATS):
             for scenario, clients in POINTS:
+                try:
+                    out.write(json.dumps({"database": FLOOR[0], "impl": FLOOR[1],
+                                          "scenario": scenario, "clients": clients,
+                                          "round": round_,
+                                          "ops_per_s": redis_floor(clients)}) + "\n")
+                except (subprocess.SubprocessError, IndexError, ValueError) as e:
+                    print("Redis floor %s/%d failed: %s" % (scenario, clients, e), file=sys.stderr)
                 for database, impl, command in IMPLS:
                     argv = command + ["--scenario", scenario, "--clients", str(clients),
                                       "--iterations", str(ITERATIONS)]
@@ -141,7 +169,7 @@ def render():
                  " | 32: hand-off p50 µs | 32: per-client min/max |"
                  + "".join(" %s |" % heading for heading, _, _ in extra),
                  "|---|---|---|---|---|---|---|---|---|" + "---|" * len(extra)]
-        for db, impl, _ in IMPLS:
+        for db, impl, _ in IMPLS + [FLOOR + (None,)]:
             if db != database:
                 continue
             u = by.get((db, impl, "uncontended", 1), [])
