@@ -16,7 +16,9 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 
 if [[ -z "${SKIP_INSTALL:-}" && -z "${RENDER_ONLY:-}" ]]; then
-  scripts/install-deps.sh python3-psycopg python3-pymysql nodejs npm >&2
+  scripts/install-deps.sh python3-psycopg python3-pymysql >&2
+  # Debian's npm conflicts with a Node.js that brings its own (NodeSource's, for one).
+  command -v npm >/dev/null || scripts/install-deps.sh nodejs npm >&2
   # node-redlock and ioredis from the npm registry, at the versions package-lock.json pins.
   npm ci --prefix bench/peers/node-redlock --no-audit --no-fund >&2
 fi
