@@ -439,6 +439,29 @@ TEST_F(RedisBackendTest, AReleaseSkipsAnExpiredWaiter) {
   EXPECT_EQ(cli({"ZSCORE", "/expired-waiter:dlock:queue", "deadbeef-h1-x"}), "");
 }
 
+// Queue entries no dlock client wrote (by hand, or by a broken program) neither make a script
+// fail nor block the queue: no expiry would ever remove them, so they are dropped when met.
+TEST_F(RedisBackendTest, AQueueEntryNoDlockClientWroteBlocksNobody) {
+  auto backend = open("ttl=30s");
+  const std::string queue = "/strangers:dlock:queue";
+  for (const char* id : {"", "-", "no-role", "deadbeef-h1-x"}) {  // the last: no expiry
+    cli({"ZADD", queue, "0", id});
+  }
+  Mutex first(backend, "/strangers");
+  ASSERT_TRUE(first.try_lock_for(2s));
+  EXPECT_EQ(cli({"ZCARD", queue}), "0");
+
+  // Behind a holder: a release meets them while handing the lock on.
+  Mutex waiter(open("ttl=30s"), "/strangers");
+  std::future<Lease> granted = queue_behind(waiter, *backend, "/strangers", 1);
+  for (const char* id : {"-", "cafe-h9-r"}) cli({"ZADD", queue, "0", id});
+  first.unlock();
+  ASSERT_EQ(granted.wait_for(2s), std::future_status::ready);
+  Lease lease = granted.get();
+  EXPECT_EQ(cli({"GET", "/strangers"}), lease.node());
+  EXPECT_EQ(cli({"ZCARD", queue}), "0");
+}
+
 // Readers share; a writer waits for them, and a reader that comes after a waiting writer waits
 // behind it (writers are not starved).
 TEST_F(RedisBackendTest, ReadersShareAndAWriterAheadIsNotOvertaken) {

@@ -23,16 +23,30 @@ end
 local function role_of(id) return string.sub(id, -1) end
 local function exclusive(role) return role == 'x' or role == 'w' end
 
--- Waiters and shared holders whose time ran out: their clients died or were cut off.
+local function leave_queue(id)
+  redis.call('ZREM', queue, id)
+  redis.call('ZREM', waiting, id)
+  redis.call('HDEL', data, id)
+end
+
+-- A queue entry no dlock client wrote: an id without its client and role, or no expiry (the
+-- acquire script writes both at once). No release or expiry would ever remove it.
+local function stranger(id)
+  return not string.match(id, '^[^-]+%-.*[xwrs]$') or not redis.call('ZSCORE', waiting, id)
+end
+
+-- Waiters and shared holders whose time ran out: their clients died or were cut off. And
+-- strangers at the head of the queue, where they would block everyone behind for good.
 local function prune(now)
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting, '-inf', now)) do
-    redis.call('ZREM', queue, id)
-    redis.call('ZREM', waiting, id)
-    redis.call('HDEL', data, id)
-  end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting, '-inf', now)) do leave_queue(id) end
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', shared, '-inf', now)) do
     redis.call('ZREM', shared, id)
     redis.call('HDEL', data, id)
+  end
+  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  while head and stranger(head) do
+    leave_queue(head)
+    head = redis.call('ZRANGE', queue, 0, 0)[1]
   end
 end
 
@@ -106,23 +120,28 @@ local function wake(now)
   if redis.call('EXISTS', lock) == 1 then return end
   local held = redis.call('ZCARD', shared)
   local permits = tonumber(string.match(redis.call('GET', kind) or '', '^semaphore:(%d+)$') or 0)
-  for i, id in ipairs(redis.call('ZRANGE', queue, 0, 99)) do
-    local role = role_of(id)
-    if role == 's' then
-      if held + i - 1 >= permits then return end
-    elseif exclusive(role) and (i > 1 or held > 0) then
-      return
-    end
-    local channel = 'dlock:wake:' .. string.match(id, '^[^-]+')
-    if string.match(id, '^[^-]+%-h') then
-      -- An entry without an expiry (written by hand) gets a grant that ends at once.
-      local expires = tonumber(redis.call('ZSCORE', waiting, id) or now + 1)
-      local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}')
-      redis.call('PUBLISH', channel, id .. ' ' .. token_text)
+  local granted = 0
+  for _, id in ipairs(redis.call('ZRANGE', queue, 0, 99)) do
+    if stranger(id) then
+      leave_queue(id)
     else
-      redis.call('PUBLISH', channel, id)
+      local role = role_of(id)
+      if role == 's' then
+        if held + granted >= permits then return end
+      elseif exclusive(role) and (granted > 0 or held > 0) then
+        return
+      end
+      local channel = 'dlock:wake:' .. string.match(id, '^[^-]+')
+      if string.match(id, '^[^-]+%-h') then
+        local expires = tonumber(redis.call('ZSCORE', waiting, id))
+        local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}')
+        redis.call('PUBLISH', channel, id .. ' ' .. token_text)
+      else
+        redis.call('PUBLISH', channel, id)
+      end
+      granted = granted + 1
+      if exclusive(role) then return end
     end
-    if exclusive(role) then return end
   end
 end
 )lua";
@@ -209,9 +228,7 @@ if exclusive(role_of(id)) then
 else
   released = redis.call('ZREM', shared, id)
 end
-redis.call('ZREM', queue, id)
-redis.call('ZREM', waiting, id)
-redis.call('HDEL', data, id)
+leave_queue(id)
 wake(now_ms())
 return released
 )lua";
