@@ -300,6 +300,32 @@ TEST_F(RedisBackendTest, AStaleHandOverMessageIsNotTakenForAGrant) {
   EXPECT_GT(granted.get().token(), first_token);
 }
 
+// A hand-over message held up in the network (the waiter's subscriber connection slow, its
+// command connection not) costs the waiter at most one refresh of its queue entry: the script
+// its next call runs (a third of the ttl after the last at the latest) finds the grant and
+// returns it, and the message, when it comes, changes nothing. With a ttl of 30 s for both
+// clients the waiter waits for the message instead, past the bound below.
+TEST_F(RedisBackendTest, AHandOverMessageHeldUpInTheNetworkIsTakenByTheNextRefresh) {
+  constexpr auto kMessageDelay = 3s;  // over three ttls
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto slow =
+      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=900ms");
+  auto backend = open("ttl=900ms");
+  Mutex holder(backend, "/late-message"), waiter(slow, "/late-message");
+  holder.lock();
+  std::future<Lease> granted = queue_behind(waiter, *backend, "/late-message", 1);
+  proxy.delay_replies_on("SUBSCRIBE", kMessageDelay);
+  const auto released = std::chrono::steady_clock::now();
+  holder.unlock();
+  ASSERT_EQ(granted.wait_for(kMessageDelay - 1s), std::future_status::ready);
+  Lease lease = granted.get();
+  EXPECT_EQ(cli({"GET", "/late-message"}), lease.node());
+  std::this_thread::sleep_until(released + kMessageDelay + 500ms);  // the message has come
+  EXPECT_FALSE(lease.lost().stop_requested());
+  EXPECT_EQ(cli({"GET", "/late-message"}), lease.node());
+  EXPECT_TRUE(backend->status("/late-message").waiters.empty());
+}
+
 int thread_count() {
   std::ifstream status("/proc/self/status");
   std::string line;

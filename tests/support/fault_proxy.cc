@@ -65,6 +65,7 @@ struct FaultProxy::Connection {
   int server_fd = -1;
   Direction to_server;
   Direction to_client;
+  std::string opening;                 // the client's first bytes, up to kOpeningBytes
   std::optional<int32_t> xid_to_drop;  // reply to discard, set by drop_reply_then_reset
   FaultProxy::Spoil spoil{};           // ... or to forward spoilt (garble_reply and siblings)
   bool closed = false;
@@ -149,6 +150,19 @@ void FaultProxy::delay(std::chrono::milliseconds delay) {
   });
 }
 
+void FaultProxy::delay_replies_on(std::string marker, std::chrono::milliseconds delay) {
+  post_command([this, &marker, delay] {
+    requested_marker_ = std::move(marker);
+    requested_marker_delay_ = delay;
+  });
+}
+
+Clock::time_point FaultProxy::due_time(const Connection& connection, bool from_client) const {
+  const bool marked = !from_client && marker_delay_.count() > 0 &&
+                      connection.opening.find(marker_) != std::string::npos;
+  return Clock::now() + (marked ? marker_delay_ : delay_);
+}
+
 void FaultProxy::arm_spoil(int op_type, Spoil how) {
   post_command([this, op_type, how] {
     requested_mode_ = Mode::kPass;
@@ -182,7 +196,9 @@ void FaultProxy::apply_commands() {
   {
     std::lock_guard lock(mutex_);
     mode_ = requested_mode_;
-    delay_ = requested_delay_;
+    delay_ = mode_ == Mode::kDelay ? requested_delay_ : std::chrono::milliseconds(0);
+    marker_ = requested_marker_;
+    marker_delay_ = requested_marker_delay_;
     reset_now = reset_requested_;
     reset_requested_ = false;
   }
@@ -250,13 +266,18 @@ void FaultProxy::read_from(Connection& connection, bool from_client) {
   char buffer[64 * 1024];
   const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
   if (n > 0) {
+    if (from_client && connection.opening.size() < kOpeningBytes) {
+      connection.opening.append(
+          buffer, std::min(static_cast<size_t>(n), kOpeningBytes - connection.opening.size()));
+    }
     direction.pending_frame.append(buffer, static_cast<size_t>(n));
     ingest_frames(connection, from_client);
   } else if (n == 0) {
     direction.source_closed = true;
     // Whatever partial frame is left still belongs to the peer.
     if (!direction.pending_frame.empty()) {
-      direction.scheduled.emplace_back(Clock::now() + delay_, std::move(direction.pending_frame));
+      direction.scheduled.emplace_back(due_time(connection, from_client),
+                                       std::move(direction.pending_frame));
       direction.pending_frame.clear();
     }
   } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -269,7 +290,7 @@ void FaultProxy::ingest_frames(Connection& connection, bool from_client) {
   Direction& direction = from_client ? connection.to_server : connection.to_client;
   std::string& bytes = direction.pending_frame;
   size_t consumed = 0;
-  const auto due = Clock::now() + delay_;
+  const auto due = due_time(connection, from_client);
   if (framing_ == Framing::bytes) {
     direction.scheduled.emplace_back(due, std::move(bytes));
     bytes.clear();

@@ -47,6 +47,12 @@ class FaultProxy {
   void reset();
   // Forward each chunk `delay` after it was received, preserving order.
   void delay(std::chrono::milliseconds delay);
+  // What the server sends on a connection whose client opened it with `marker` among its first
+  // kOpeningBytes bytes (a command of its handshake: SUBSCRIBE for a Redis client's subscriber)
+  // reaches the client `delay` late, whatever the mode; all else is forwarded as the mode says.
+  // One of a client's connections slowed, the others not. A zero delay ends it.
+  void delay_replies_on(std::string marker, std::chrono::milliseconds delay);
+  static constexpr std::size_t kOpeningBytes = 1024;
   // ZooKeeper-aware lost reply: the next client request of type `op_type`
   // (e.g. 15 = create2, 1 = create, 2 = delete, 14 = multi) is forwarded, and
   // when the server's reply to it arrives, that reply and everything after it
@@ -90,6 +96,9 @@ class FaultProxy {
   void read_from(Connection& connection, bool from_client);
   void write_to(Connection& connection, bool to_client);
   void ingest_frames(Connection& connection, bool from_client);
+  // When a chunk read now in this direction of `connection` is due.
+  std::chrono::steady_clock::time_point due_time(const Connection& connection,
+                                                 bool from_client) const;
   void close_connection(Connection& connection, bool abortive);
   void wake();
 
@@ -105,6 +114,8 @@ class FaultProxy {
   // Requested state, guarded by mutex_.
   Mode requested_mode_ = Mode::kPass;
   std::chrono::milliseconds requested_delay_{0};
+  std::string requested_marker_;
+  std::chrono::milliseconds requested_marker_delay_{0};
   bool reset_requested_ = false;
   bool stop_requested_ = false;
   uint64_t commands_posted_ = 0;
@@ -117,7 +128,9 @@ class FaultProxy {
 
   // Proxy-thread-only state.
   Mode mode_ = Mode::kPass;
-  std::chrono::milliseconds delay_{0};
+  std::chrono::milliseconds delay_{0};  // of every chunk: zero but in kDelay
+  std::string marker_;
+  std::chrono::milliseconds marker_delay_{0};
 
   std::vector<std::unique_ptr<Connection>> connections_;
 

@@ -82,7 +82,10 @@ TEST_F(FaultProxyTest, DelayHoldsTrafficBackInOrder) {
   // Request and reply are each held back once.
   EXPECT_GE(std::chrono::steady_clock::now() - start, 400ms);
   proxy_->pass();
+  const auto passed = std::chrono::steady_clock::now();
   EXPECT_EQ(client.get("/delayed"), "1");
+  // pass() ends the delay: request and reply held back again would take 400 ms.
+  EXPECT_LT(std::chrono::steady_clock::now() - passed, 400ms);
 }
 
 TEST_F(FaultProxyTest, DropReplyThenResetLosesTheReplyButNotTheWrite) {
