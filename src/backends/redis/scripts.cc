@@ -50,9 +50,13 @@ local function prune(now)
   end
 end
 
--- `key` (if it exists) lives at least `ms` more.
+-- `key` (if it exists) lives at least three quarters of `ms` more, and at most `ms`. Callers
+-- pass twice the life of the entries the key holds, so it outlives them, and most calls find
+-- enough time left and write nothing.
 local function outlive(key, ms)
-  if ms > 0 and redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+  if ms <= 0 then return end
+  local left = redis.call('PTTL', key)
+  if left ~= -2 and left < ms - ms / 4 then redis.call('PEXPIRE', key, ms) end
 end
 
 -- The bookkeeping outlives the last contender by at most `ms`: an abandoned lock leaves nothing.
@@ -86,10 +90,12 @@ end
 
 -- Makes `id` a holder until `expires` (server time, ms): the lock key for a mutex or writer, an
 -- entry among the shared holders for a reader or a semaphore holder; a fresh fencing token;
--- its record, holding since `now`. Returns the token, and as text.
-local function grant(id, now, expires, record)
-  redis.call('ZREM', queue, id)
-  redis.call('ZREM', waiting, id)
+-- its record, holding since `now`; out of the queue if `queued`. Returns the token, and as text.
+local function grant(id, now, expires, record, queued)
+  if queued then
+    redis.call('ZREM', queue, id)
+    redis.call('ZREM', waiting, id)
+  end
   local token, token_text = next_token(now)
   if exclusive(role_of(id)) then
     -- The record of the holder before us outlives its key if that holder died.
@@ -134,7 +140,7 @@ local function wake(now)
       local channel = 'dlock:wake:' .. string.match(id, '^[^-]+')
       if string.match(id, '^[^-]+%-h') then
         local expires = tonumber(redis.call('ZSCORE', waiting, id))
-        local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}')
+        local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}', true)
         redis.call('PUBLISH', channel, id .. ' ' .. token_text)
       else
         redis.call('PUBLISH', channel, id)
@@ -157,7 +163,7 @@ if current and current ~= want then
   local busy = redis.call('ZCARD', queue) + redis.call('ZCARD', shared) + redis.call('EXISTS', lock)
   if busy > 0 then return redis.error_reply('DLOCKMISMATCH ' .. current) end
 end
-redis.call('SET', kind, want)
+if current ~= want then redis.call('SET', kind, want) end
 -- Granted before, and the reply lost with its connection: ours still, with the same token.
 local held
 if exclusive(role) then held = redis.call('GET', lock) == id
@@ -171,7 +177,7 @@ if earlier then
 end
 local rank = redis.call('ZRANK', queue, id)
 if may_take(role, rank or redis.call('ZCARD', queue), permits) then
-  local token = grant(id, now, now + ttl, record)
+  local token = grant(id, now, now + ttl, record, rank ~= false)
   keep(2 * ttl)
   return {1, token}
 end
