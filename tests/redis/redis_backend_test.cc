@@ -315,12 +315,12 @@ TEST_F(RedisBackendTest, AHandOverMessageHeldUpInTheNetworkIsTakenByTheNextRefre
   holder.lock();
   std::future<Lease> granted = queue_behind(waiter, *backend, "/late-message", 1);
   proxy.delay_replies_on("SUBSCRIBE", kMessageDelay);
-  const auto released = std::chrono::steady_clock::now();
   holder.unlock();
   ASSERT_EQ(granted.wait_for(kMessageDelay - 1s), std::future_status::ready);
   Lease lease = granted.get();
   EXPECT_EQ(cli({"GET", "/late-message"}), lease.node());
-  std::this_thread::sleep_until(released + kMessageDelay + 500ms);  // the message has come
+  EXPECT_GE(proxy.held_back(), 1u);  // the message, still on its way
+  ASSERT_TRUE(eventually([&] { return proxy.held_back() == 0; }, kMessageDelay));
   EXPECT_FALSE(lease.lost().stop_requested());
   EXPECT_EQ(cli({"GET", "/late-message"}), lease.node());
   EXPECT_TRUE(backend->status("/late-message").waiters.empty());

@@ -191,6 +191,8 @@ bool FaultProxy::wait_dropped(std::chrono::milliseconds timeout) {
 
 int FaultProxy::connections_accepted() const { return connections_accepted_.load(); }
 
+std::size_t FaultProxy::held_back() const { return held_back_.load(); }
+
 void FaultProxy::apply_commands() {
   bool reset_now;
   {
@@ -424,6 +426,11 @@ void FaultProxy::run() {
       }
     }
     std::erase_if(connections_, [](const auto& connection) { return connection->closed; });
+    std::size_t held_back = 0;
+    for (const auto& connection : connections_) {
+      held_back += connection->to_server.scheduled.size() + connection->to_client.scheduled.size();
+    }
+    held_back_.store(held_back);
 
     poll_fds.clear();
     owners.clear();

@@ -79,6 +79,8 @@ class FaultProxy {
   bool wait_dropped(std::chrono::milliseconds timeout);
   // Client connections accepted so far (a reconnect shows up as +1).
   int connections_accepted() const;
+  // Chunks held back by a delay, not yet due, as of the proxy thread's last turn.
+  std::size_t held_back() const;
 
  private:
   enum class Mode { kPass, kBlackhole, kDelay };
@@ -125,6 +127,7 @@ class FaultProxy {
   int dropped_replies_ = 0;
   int drop_target_count_ = 0;
   std::atomic<int> connections_accepted_{0};
+  std::atomic<std::size_t> held_back_{0};
 
   // Proxy-thread-only state.
   Mode mode_ = Mode::kPass;

@@ -29,10 +29,13 @@ local function leave_queue(id)
   redis.call('HDEL', data, id)
 end
 
--- A queue entry no dlock client wrote: an id without its client and role, or no expiry (the
--- acquire script writes both at once). No release or expiry would ever remove it.
-local function stranger(id)
-  return not string.match(id, '^[^-]+%-.*[xwrs]$') or not redis.call('ZSCORE', waiting, id)
+-- The expiry of queue entry `id`, or nil for an entry no dlock client wrote: an id without
+-- its client and role, or no expiry (the acquire script writes both at once). No release or
+-- expiry would ever remove such a stranger.
+local function expiry_of(id)
+  if not string.match(id, '^[^-]+%-.*[xwrs]$') then return nil end
+  local score = redis.call('ZSCORE', waiting, id)
+  return score and tonumber(score) or nil
 end
 
 -- Waiters and shared holders whose time ran out: their clients died or were cut off. And
@@ -44,7 +47,7 @@ local function prune(now)
     redis.call('HDEL', data, id)
   end
   local head = redis.call('ZRANGE', queue, 0, 0)[1]
-  while head and stranger(head) do
+  while head and not expiry_of(head) do
     leave_queue(head)
     head = redis.call('ZRANGE', queue, 0, 0)[1]
   end
@@ -128,7 +131,8 @@ local function wake(now)
   local permits = tonumber(string.match(redis.call('GET', kind) or '', '^semaphore:(%d+)$') or 0)
   local granted = 0
   for _, id in ipairs(redis.call('ZRANGE', queue, 0, 99)) do
-    if stranger(id) then
+    local expires = expiry_of(id)
+    if not expires then
       leave_queue(id)
     else
       local role = role_of(id)
@@ -139,7 +143,6 @@ local function wake(now)
       end
       local channel = 'dlock:wake:' .. string.match(id, '^[^-]+')
       if string.match(id, '^[^-]+%-h') then
-        local expires = tonumber(redis.call('ZSCORE', waiting, id))
         local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}', true)
         redis.call('PUBLISH', channel, id .. ' ' .. token_text)
       else

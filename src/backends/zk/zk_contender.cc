@@ -3,6 +3,7 @@
 #include <dlock/error.h>
 
 #include "core/holder_data.h"
+#include "core/lock_path.h"
 #include "engine/rules.h"
 #include "zk_holding.h"
 #include "zk_queue_store.h"
@@ -42,8 +43,8 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
     return done(detail::Outcome::failure(errc::not_supported, "downgrade"));
   }
   const std::string& node = held.node();
-  const std::string path = site_.dir + "/" + naming_.new_prefix() + std::string(naming_.stem) +
-                           node.substr(node.size() - 10);
+  const std::string path = detail::child_path(
+      site_.dir, naming_.new_prefix() + std::string(naming_.stem) + node.substr(node.size() - 10));
   std::shared_ptr<zk::Client> client = writer->client();
   client->create(path, detail::encode_holder_data(site_.label), zk::CreateMode::ephemeral,
                  [client, path, done = std::move(done)](std::error_code ec, std::string,
