@@ -1,5 +1,6 @@
 // dlock-bench-memory: client memory per held lock. Holds N locks (default 10,000) on one
-// session or backend, taken with async_acquire, and reports the growth of the resident set.
+// session or backend, taken with async_acquire 100 at a time (as many as Curator's peer has
+// threads), and reports the growth of the resident set and of the heap.
 //
 //   dlock-bench-memory --zk HOST:PORT|--backend URL [--locks N] [--exit-holding]
 //
@@ -9,9 +10,11 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <string>
@@ -34,6 +37,9 @@ long resident_kib() {
 
 // Bytes the allocator has handed out: separates heap growth from stacks and fragmentation.
 long heap_in_use() { return static_cast<long>(mallinfo2().uordblks); }
+
+// Acquisitions in flight at once, as in Curator's peer (100 threads, each acquiring in turn).
+constexpr long kInFlight = 100;
 
 }  // namespace
 
@@ -72,20 +78,29 @@ int main(int argc, char** argv) {
   const long heap_before = heap_in_use();
 
   std::vector<std::unique_ptr<dlock::Mutex>> mutexes;
+  for (long i = 0; i < count; ++i) {
+    mutexes.push_back(std::make_unique<dlock::Mutex>(session, base + "/lock-" + std::to_string(i)));
+  }
   std::vector<dlock::Lease> leases(static_cast<std::size_t>(count));
   std::mutex mu;
   std::condition_variable cv;
   long pending = count;
   std::error_code failure;
-  for (long i = 0; i < count; ++i) {
-    mutexes.push_back(std::make_unique<dlock::Mutex>(session, base + "/lock-" + std::to_string(i)));
-    mutexes.back()->async_acquire([&, i](std::error_code ec, dlock::Lease lease) {
-      std::lock_guard lock(mu);
-      leases[static_cast<std::size_t>(i)] = std::move(lease);
-      if (ec) failure = ec;
-      if (--pending == 0) cv.notify_all();
-    });
-  }
+  // As many acquisitions in flight at once as Curator's peer has threads: each grant starts
+  // the next.
+  std::function<void(long)> start = [&](long i) {
+    mutexes[static_cast<std::size_t>(i)]->async_acquire(
+        [&, i](std::error_code ec, dlock::Lease lease) {
+          {
+            std::lock_guard lock(mu);
+            leases[static_cast<std::size_t>(i)] = std::move(lease);
+            if (ec) failure = ec;
+            if (--pending == 0) cv.notify_all();
+          }
+          if (i + kInFlight < count) start(i + kInFlight);
+        });
+  };
+  for (long i = 0; i < std::min(count, kInFlight); ++i) start(i);
   {
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return pending == 0; });
