@@ -424,10 +424,10 @@ def main():
         if "median_ms" in start
         else "pending: the CLI was not built yet" if start.get("pending") else "failed: %s" % start.get("error", "?")))
     md += ["", "dlock's figure: `dlock-bench-memory` takes one lock first (one-time allocations belong to the "
-           "baseline), then holds 10,000 `dlock::Mutex` on one session via `async_acquire` and measures 2 s after "
-           "the last one is granted, once every holder has set the watch on its own node that it sets 1 s after "
-           "acquiring; the growth includes the Mutex handles and Leases. The RSS growth is larger than the heap: "
-           "what the 10,000 acquisitions in flight at once allocated and freed stays in the process. "
+           "baseline), then holds 10,000 `dlock::Mutex` on one session via `async_acquire`, 100 in flight at once "
+           "(as Curator's 100 threads), and measures 2 s after the last one is granted, once every holder has set "
+           "the watch on its own node that it sets 1 s after acquiring; the growth includes the Mutex handles and "
+           "Leases. "
            "`dlock-bench-memory --exit-holding` under heaptrack lists what each held lock keeps, by allocation "
            "site. Curator's: 100 threads on one CuratorFramework each acquire 100 "
            "`InterProcessMutex` and park while holding them (its mutex belongs to the acquiring thread), after "

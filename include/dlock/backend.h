@@ -87,7 +87,8 @@ class DLOCK_EXPORT Backend : public std::enable_shared_from_this<Backend> {
     return list(prefix, detail::deadline_after(kStatusTimeout));
   }
 
-  // For the lock handles: one contender at `path`. The handle has already checked what every
+  // For the lock handles: one contender at `path`, which the handle keeps unchanged for the
+  // contender's life (a contender may keep a view of it). The handle has already checked what every
   // backend shares (a valid lock path, the label's length, permits of at least 1). Throws
   // dlock::Error: invalid_path for a path this backend cannot name, not_supported for a role
   // it cannot offer honestly.

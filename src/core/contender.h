@@ -26,12 +26,18 @@ class Executor;
 // able to raise lost() while the user holds it).
 class Holding {
  public:
-  Holding(std::string node, std::uint64_t token) : node_(std::move(node)), token_(token) {}
+  Holding(std::string node, std::uint64_t token)
+      : Holding(std::make_shared<const std::string>(std::move(node)), token) {}
+  // `node` shared with whatever else names it for as long as the lock is held (a ZooKeeper
+  // watch on it), so that a holding keeps one copy of its name.
+  Holding(std::shared_ptr<const std::string> node, std::uint64_t token)
+      : node_(std::move(node)), token_(token) {}
   virtual ~Holding() = default;
   Holding(const Holding&) = delete;
   Holding& operator=(const Holding&) = delete;
 
-  const std::string& node() const noexcept { return node_; }
+  const std::string& node() const noexcept { return *node_; }
+  const std::shared_ptr<const std::string>& shared_node() const noexcept { return node_; }
   std::uint64_t token() const noexcept { return token_; }
   std::stop_token lost() const noexcept { return lost_.get_token(); }
 
@@ -50,7 +56,7 @@ class Holding {
   virtual void do_release() noexcept = 0;
 
  private:
-  const std::string node_;
+  const std::shared_ptr<const std::string> node_;
   const std::uint64_t token_;
   std::stop_source lost_;
   std::once_flag lost_once_;

@@ -234,11 +234,23 @@ void Client::remove(const std::string& path, int version, Completion done) {
          });
 }
 
-std::uint64_t Client::get_data(const std::string& path, WatchFn watch, DataCompletion done) {
-  const std::uint64_t watch_id = watch ? add_watch(path, std::move(watch)) : 0;
+void Client::get_data(const std::string& path, DataCompletion done) {
+  read_data(path, nullptr, 0, std::move(done));
+}
+
+std::uint64_t Client::get_data(std::shared_ptr<const std::string> path, WatchFn watch,
+                               DataCompletion done) {
+  const std::uint64_t watch_id = add_watch(path, std::move(watch));
+  read_data(*path, path, watch_id, std::move(done));
+  return watch_id;
+}
+
+// `watched` is the path of watch `watch_id`, or null without a watch.
+void Client::read_data(const std::string& path, std::shared_ptr<const std::string> watched,
+                       std::uint64_t watch_id, DataCompletion done) {
   submit(proto::get_data_request(server_path(path), watch_id != 0),
-         [weak = weak_from_this(), path, watch_id, done = std::move(done)](std::error_code ec,
-                                                                           jute::Reader& body) {
+         [weak = weak_from_this(), watched = std::move(watched), watch_id, done = std::move(done)](
+             std::error_code ec, jute::Reader& body) {
            std::string data;
            Stat stat;
            if (!ec) {
@@ -249,8 +261,8 @@ std::uint64_t Client::get_data(const std::string& path, WatchFn watch, DataCompl
            // ZooKeeper sets no data watch when getData fails: forget ours. A client already
            // destroyed has forgotten every watch.
            auto self = weak.lock();
-           if (watch_id != 0 && self) {
-             ec ? self->drop_watch(path, watch_id) : self->arm_watch(path, watch_id);
+           if (watched && self) {
+             ec ? self->drop_watch(*watched, watch_id) : self->arm_watch(*watched, watch_id);
            }
            if (ec) {
              done(ec, std::string(), Stat{});
@@ -259,7 +271,6 @@ std::uint64_t Client::get_data(const std::string& path, WatchFn watch, DataCompl
            done({}, std::move(data), stat);
            return true;
          });
-  return watch_id;
 }
 
 void Client::get_children(const std::string& path, ChildrenCompletion done) {
@@ -352,14 +363,15 @@ void Client::remove_observer(ObserverId id) {
   observers_.erase(id);
 }
 
-std::uint64_t Client::add_watch(const std::string& path, WatchFn fn) {
+std::uint64_t Client::add_watch(std::shared_ptr<const std::string> path, WatchFn fn) {
   std::lock_guard lock(mu_);
   const std::uint64_t id = next_watch_++;
-  watches_.emplace(path, Watcher{id, std::move(fn), false});
+  const std::string_view key = *path;
+  watches_.emplace(key, Watcher{id, std::move(path), std::move(fn), false});
   return id;
 }
 
-Client::Watches::iterator Client::find_watcher(const std::string& path, std::uint64_t id) {
+Client::Watches::iterator Client::find_watcher(std::string_view path, std::uint64_t id) {
   auto [it, end] = watches_.equal_range(path);
   while (it != end && it->second.id != id) ++it;
   return it == end ? watches_.end() : it;
@@ -491,8 +503,8 @@ void Client::on_handshake(std::string_view frame) {
     const std::string* last = nullptr;  // a path's watchers are adjacent: name it once
     for (const auto& [path, watcher] : watches_) {
       if (!watcher.armed || (last != nullptr && *last == path)) continue;
-      last = &path;
-      armed.push_back(server_path(path));
+      last = watcher.path.get();
+      armed.push_back(server_path(*last));
     }
   }
   // The server forgot this connection's watches: SetWatches re-registers them, and fires at

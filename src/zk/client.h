@@ -105,10 +105,13 @@ class Client : public std::enable_shared_from_this<Client> {
   void create(const std::string& path, std::string_view data, CreateMode mode,
               CreateCompletion done);
   void remove(const std::string& path, int version, Completion done);
-  // With `watch`, leaves a data watch that fires once when the node changes or is deleted
-  // (none when the call fails, e.g. with no_node). Returns the watch's id for remove_watch(),
-  // 0 without `watch`.
-  std::uint64_t get_data(const std::string& path, WatchFn watch, DataCompletion done);
+  void get_data(const std::string& path, DataCompletion done);
+  // As get_data(), and leaves a data watch that fires once when the node changes or is deleted
+  // (none when the call fails, e.g. with no_node). Returns the watch's id for remove_watch().
+  // The watch keeps `path` rather than a copy: a holder watching its own node keeps its name
+  // once.
+  std::uint64_t get_data(std::shared_ptr<const std::string> path, WatchFn watch,
+                         DataCompletion done);
   void get_children(const std::string& path, ChildrenCompletion done);
   void sync(const std::string& path, Completion done);
   void multi(const std::vector<Op>& ops, Completion done);
@@ -141,6 +144,7 @@ class Client : public std::enable_shared_from_this<Client> {
   };
   struct Watcher {
     std::uint64_t id = 0;
+    std::shared_ptr<const std::string> path;  // the text its key in `watches_` views
     WatchFn fn;
     // Set once the getData that asked for it succeeded: only then has the server a watch for
     // it, and only then can a notification be for it.
@@ -159,7 +163,9 @@ class Client : public std::enable_shared_from_this<Client> {
   void die(std::error_code reason);
   std::string server_path(const std::string& path) const;
   std::string client_path(std::string path) const;
-  std::uint64_t add_watch(const std::string& path, WatchFn fn);
+  std::uint64_t add_watch(std::shared_ptr<const std::string> path, WatchFn fn);
+  void read_data(const std::string& path, std::shared_ptr<const std::string> watched,
+                 std::uint64_t watch_id, DataCompletion done);
   void arm_watch(const std::string& path, std::uint64_t id);
   void drop_watch(const std::string& path, std::uint64_t id);
 
@@ -201,8 +207,8 @@ class Client : public std::enable_shared_from_this<Client> {
   // Data watches by client path. ZooKeeper keeps one watch per path and session; one
   // notification fires every armed watcher of the path. Nearly every path has one watcher
   // (a waiter's on the node ahead, a holder's on its own), so one entry each, not a map each.
-  using Watches = std::multimap<std::string, Watcher>;
-  Watches::iterator find_watcher(const std::string& path, std::uint64_t id);
+  using Watches = std::multimap<std::string_view, Watcher>;
+  Watches::iterator find_watcher(std::string_view path, std::uint64_t id);
   Watches watches_;
   std::uint64_t next_watch_ = 1;
   std::deque<Request> outbox_;  // submitted, not yet written

@@ -4,15 +4,16 @@
 
 namespace dlock::zk_backend {
 
-NodeWatch::NodeWatch(std::shared_ptr<zk::Client> client, std::string path)
+NodeWatch::NodeWatch(std::shared_ptr<zk::Client> client, std::shared_ptr<const std::string> path)
     : client_(std::move(client)), path_(std::move(path)) {}
 
 void NodeWatch::on_gone(std::function<void()> action) {
   bool already_gone;
   {
     std::lock_guard lock(mu_);
-    action_ = std::move(action);
-    already_gone = gone_ && !stopped_;
+    if (stopped_) return;
+    next_ = std::move(action);
+    already_gone = gone_;
   }
   if (already_gone) gone();
 }
@@ -55,8 +56,8 @@ void NodeWatch::gone() {
   {
     std::lock_guard lock(mu_);
     gone_ = true;
-    if (stopped_ || !action_) return;
-    action = std::exchange(action_, nullptr);
+    if (stopped_ || !next_) return;
+    action = std::exchange(next_, nullptr);
   }
   action();
 }
@@ -69,10 +70,10 @@ bool NodeWatch::answered(bool watch_set) {
     in_flight_ = false;
     confirmed_ = watch_set;
     if (!stopped_) return false;
-    then = std::move(after_stop_);
+    then = std::exchange(next_, nullptr);
     if (watch_set) to_remove = watch_id_;
   }
-  if (to_remove != 0) client_->remove_watch(path_, to_remove);
+  if (to_remove != 0) client_->remove_watch(*path_, to_remove);
   if (then) then();
   return true;
 }
@@ -83,15 +84,15 @@ void NodeWatch::stop(std::function<void()> then) {
     std::lock_guard lock(mu_);
     if (!stopped_) {
       stopped_ = true;
-      action_ = nullptr;
+      next_ = nullptr;  // the action: stopped, it never runs
       if (in_flight_) {
-        after_stop_ = std::move(then);
+        next_ = std::move(then);
         return;
       }
       if (confirmed_) to_remove = watch_id_;
     }
   }
-  if (to_remove != 0) client_->remove_watch(path_, to_remove);
+  if (to_remove != 0) client_->remove_watch(*path_, to_remove);
   if (then) then();
 }
 

@@ -19,7 +19,10 @@ namespace dlock::zk_backend {
 // Thread safety: all members may be called from any thread.
 class NodeWatch : public engine::EntryWatch, public std::enable_shared_from_this<NodeWatch> {
  public:
-  NodeWatch(std::shared_ptr<zk::Client> client, std::string path);
+  NodeWatch(std::shared_ptr<zk::Client> client, std::shared_ptr<const std::string> path);
+
+  // The node's path, shared with the client's watch (and with the holding that adopts it).
+  const std::shared_ptr<const std::string>& path() const noexcept { return path_; }
 
   // What to do once the node is found deleted. Replaces the earlier action; runs on the C
   // client's thread (or the caller's, if the node is already known gone) and must not block.
@@ -42,15 +45,15 @@ class NodeWatch : public engine::EntryWatch, public std::enable_shared_from_this
   bool answered(bool watch_set);
 
   const std::shared_ptr<zk::Client> client_;
-  const std::string path_;
+  const std::shared_ptr<const std::string> path_;
   std::mutex mu_;
-  std::function<void()> action_;
+  // Before stop(): on_gone()'s action. After: stop()'s `then`, while a request is in flight.
+  std::function<void()> next_;
   std::uint64_t watch_id_ = 0;
   bool in_flight_ = false;  // the request setting the current watch is unanswered
   bool confirmed_ = false;  // the server acknowledged the current watch
   bool stopped_ = false;
   bool gone_ = false;
-  std::function<void()> after_stop_;  // stop()'s `then`, while a request is in flight
 };
 
 }  // namespace dlock::zk_backend

@@ -73,9 +73,7 @@ void throw_if(std::error_code ec, const std::string& what) {
 class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
  public:
   explicit Impl(Options options)
-      : options_(std::move(options)),
-        connect_failure_(std::make_shared<const std::string>(connect_failure(options_))),
-        executor_(std::make_shared<detail::Executor>()) {}
+      : options_(std::move(options)), executor_(std::make_shared<detail::Executor>()) {}
 
   ~Impl() { close(make_error_code(errc::session_closed)); }
 
@@ -256,8 +254,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     const Clock::time_point deadline = detail::deadline_after(options_.connect_timeout);
     Pending<std::error_code> root;
     client_or_throw()->get_data(
-        "/", nullptr,
-        [set = root.setter()](std::error_code ec, std::string, const Stat&) { set(ec); });
+        "/", [set = root.setter()](std::error_code ec, std::string, const Stat&) { set(ec); });
     const std::error_code found = root.get(deadline, "reading the chroot " + options_.chroot);
     // Anything else, a chroot we may not read included, is for the lock operations to report.
     if (found != Code::no_node) return;
@@ -303,8 +300,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     if (options_.chroot.empty()) return;
     Pending<std::error_code> root;
     client.get_data(
-        "/", nullptr,
-        [set = root.setter()](std::error_code ec, std::string, const Stat&) { set(ec); });
+        "/", [set = root.setter()](std::error_code ec, std::string, const Stat&) { set(ec); });
     if (root.get(deadline, "reading the chroot " + options_.chroot) == Code::no_node) {
       throw Error(errc::invalid_argument,
                   "the chroot " + options_.chroot + " does not exist (create it first)");
@@ -321,7 +317,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     try {
       ec = connected.get(detail::deadline_after(options_.connect_timeout), "");
     } catch (const Error&) {
-      throw Error(errc::connect_failed, *connect_failure_);
+      throw Error(errc::connect_failed, contender_site_->connect_failure);
     }
     throw_if(ec, "connecting to " + options_.hosts);
     // The connected event reaches on_event() through the executor; say so now already.
@@ -333,7 +329,8 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
   }
 
   const Options options_;
-  const std::shared_ptr<const std::string> connect_failure_;
+  // Set once, by connect(), before any contender is made.
+  std::shared_ptr<const zk_backend::ZkContender::SessionSite> contender_site_;
   const std::shared_ptr<detail::Executor> executor_;
 
   mutable std::mutex mu_;
@@ -383,6 +380,16 @@ Op Op::check(std::string path, int version) {
 std::shared_ptr<Session> Session::connect(Options options, std::stop_token stop) {
   zk_backend::check_options(options);
   auto impl = std::make_shared<Impl>(std::move(options));
+  std::weak_ptr<Impl> weak = impl;
+  impl->contender_site_ = std::make_shared<const zk_backend::ZkContender::SessionSite>(
+      zk_backend::ZkContender::SessionSite{
+          .clients = [weak](std::error_code& ec) -> std::shared_ptr<Client> {
+            if (auto impl = weak.lock()) return impl->client_for_work(ec);
+            ec = errc::session_closed;
+            return nullptr;
+          },
+          .connect_timeout = impl->options_.connect_timeout,
+          .connect_failure = connect_failure(impl->options_)});
   {
     std::lock_guard lock(impl->mu_);
     impl->open_client_locked();
@@ -472,9 +479,8 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
   const std::string dir(path);
   // The directory's data holds a semaphore's permits; read it in the same round trip.
   Pending<std::string> recorded_permits;
-  client->get_data(dir, nullptr,
-                   [set = recorded_permits.setter()](std::error_code, std::string data,
-                                                     const Stat&) { set(std::move(data)); });
+  client->get_data(dir, [set = recorded_permits.setter()](std::error_code, std::string data,
+                                                          const Stat&) { set(std::move(data)); });
   using Listing = std::pair<std::error_code, std::vector<std::string>>;
   Pending<Listing> listing;
   client->get_children(
@@ -507,15 +513,14 @@ LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
   // One pipelined read per contender; a contender that left meanwhile is skipped.
   std::vector<Pending<std::optional<QueueEntry>>> reads(children.size());
   for (std::size_t i = 0; i < children.size(); ++i) {
-    client->get_data(dir + "/" + children[i], nullptr,
-                     [set = reads[i].setter(), name = children[i]](
-                         std::error_code ec, std::string data, const Stat& stat) {
-                       if (ec) return set(std::nullopt);
-                       QueueEntry entry{.node = name,
-                                        .token = static_cast<std::uint64_t>(stat.czxid)};
-                       detail::decode_holder_data(data, entry);
-                       set(std::move(entry));
-                     });
+    client->get_data(
+        dir + "/" + children[i], [set = reads[i].setter(), name = children[i]](
+                                     std::error_code ec, std::string data, const Stat& stat) {
+          if (ec) return set(std::nullopt);
+          QueueEntry entry{.node = name, .token = static_cast<std::uint64_t>(stat.czxid)};
+          detail::decode_holder_data(data, entry);
+          set(std::move(entry));
+        });
   }
   for (std::size_t i = 0; i < children.size(); ++i) {
     std::optional<QueueEntry> entry = reads[i].get(deadline, "reading the contenders of " + dir);
@@ -574,19 +579,9 @@ std::vector<std::string> Session::list(std::string_view prefix, Clock::time_poin
 std::unique_ptr<detail::Contender> Session::make_contender(std::string_view path,
                                                            const ContenderSpec& spec,
                                                            const LockOptions& options) {
-  std::weak_ptr<Impl> weak = impl_;
   return std::make_unique<zk_backend::ZkContender>(
-      [weak](std::error_code& ec) -> std::shared_ptr<Client> {
-        if (auto impl = weak.lock()) return impl->client_for_work(ec);
-        ec = errc::session_closed;
-        return nullptr;
-      },
-      zk_backend::ZkContender::Site{
-          .dir = std::string(path),
-          .label = options.label,
-          .connect_timeout = impl_->options_.connect_timeout,
-          .connect_failure = impl_->connect_failure_,
-          .permits = spec.role == ContenderSpec::Role::semaphore ? spec.permits : 1},
+      impl_->contender_site_, path, options.label,
+      spec.role == ContenderSpec::Role::semaphore ? spec.permits : 1,
       zk_backend::naming_for(spec.role, options.naming));
 }
 

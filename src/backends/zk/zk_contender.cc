@@ -10,27 +10,33 @@
 
 namespace dlock::zk_backend {
 
-ZkContender::ZkContender(ClientSource clients, Site site, const NodeNaming& naming)
-    : clients_(std::move(clients)), site_(std::move(site)), naming_(naming) {}
+ZkContender::ZkContender(std::shared_ptr<const SessionSite> session, std::string_view dir,
+                         std::string label, std::uint32_t permits, const NodeNaming& naming)
+    : session_(std::move(session)),
+      dir_(dir),
+      label_(std::move(label)),
+      permits_(permits),
+      naming_(naming) {}
 
 ZkContender::~ZkContender() { abandon(); }
 
 void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done done) {
   const std::uint64_t ticket = current_.next_ticket();
   std::error_code ec;
-  std::shared_ptr<zk::Client> client = clients_(ec);
+  std::shared_ptr<zk::Client> client = session_->clients(ec);
   if (!client) return done(detail::Outcome::failure(ec));
   auto store = std::make_shared<ZkQueueStore>(
-      std::move(client), ZkQueueStore::Site{.dir = site_.dir,
-                                            .data = detail::encode_holder_data(site_.label),
+      std::move(client), ZkQueueStore::Site{.dir = std::string(dir_),
+                                            .data = detail::encode_holder_data(label_),
                                             .naming = &naming_,
-                                            .permits = site_.permits});
-  auto attempt = engine::Acquisition::start({.store = std::move(store),
-                                             .role = naming_.role,
-                                             .permits = site_.permits,
-                                             .connect_timeout = site_.connect_timeout,
-                                             .connect_failure = site_.connect_failure},
-                                            deadline, std::move(stop), std::move(done));
+                                            .permits = permits_});
+  auto attempt = engine::Acquisition::start(
+      {.store = std::move(store),
+       .role = naming_.role,
+       .permits = permits_,
+       .connect_timeout = session_->connect_timeout,
+       .connect_failure = std::shared_ptr<const std::string>(session_, &session_->connect_failure)},
+      deadline, std::move(stop), std::move(done));
   current_.set(ticket, attempt);
 }
 
@@ -43,15 +49,15 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
     return done(detail::Outcome::failure(errc::not_supported, "downgrade"));
   }
   const std::string& node = held.node();
-  const std::string path = detail::child_path(
-      site_.dir, naming_.new_prefix() + std::string(naming_.stem) + node.substr(node.size() - 10));
+  auto path = std::make_shared<const std::string>(detail::child_path(
+      dir_, naming_.new_prefix() + std::string(naming_.stem) + node.substr(node.size() - 10)));
   std::shared_ptr<zk::Client> client = writer->client();
-  client->create(path, detail::encode_holder_data(site_.label), zk::CreateMode::ephemeral,
+  client->create(*path, detail::encode_holder_data(label_), zk::CreateMode::ephemeral,
                  [client, path, done = std::move(done)](std::error_code ec, std::string,
                                                         const zk::Stat& stat) {
                    if (ec) {
                      // The create may have been applied though its reply was lost: take it back.
-                     if (zk::is_connection_error(ec)) client->remove_in_background(path);
+                     if (zk::is_connection_error(ec)) client->remove_in_background(*path);
                      return done(detail::Outcome::failure(zk::to_dlock_error(ec),
                                                           "downgrading: " + ec.message()));
                    }

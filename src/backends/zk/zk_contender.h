@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "core/contender.h"
 #include "engine/acquisition.h"
@@ -21,14 +22,17 @@ using ClientSource = std::function<std::shared_ptr<zk::Client>(std::error_code&)
 
 class ZkContender : public detail::Contender {
  public:
-  struct Site {
-    std::string dir;    // the lock path
-    std::string label;  // goes into each node's holder data (see holder_data.h)
-    std::chrono::milliseconds connect_timeout{};         // for an attempt that starts disconnected
-    std::shared_ptr<const std::string> connect_failure;  // the message when that passes
-    std::uint32_t permits = 1;                           // semaphores: how many may hold at once
+  // What every contender of one session shares.
+  struct SessionSite {
+    ClientSource clients;
+    std::chrono::milliseconds connect_timeout{};  // for an attempt that starts disconnected
+    std::string connect_failure;                  // the message when that passes
   };
-  ZkContender(ClientSource clients, Site site, const NodeNaming& naming);
+  // `dir` is the lock path; it must outlive the contender (the lock handle owns both).
+  // `label` goes into each node's holder data (see holder_data.h); `permits`, for semaphores,
+  // is how many may hold at once.
+  ZkContender(std::shared_ptr<const SessionSite> session, std::string_view dir, std::string label,
+              std::uint32_t permits, const NodeNaming& naming);
   ~ZkContender() override;
 
   void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
@@ -36,8 +40,12 @@ class ZkContender : public detail::Contender {
   void acquire_beside(const detail::Holding& held, Done done) override;
 
  private:
-  const ClientSource clients_;
-  const Site site_;
+  // A held lock keeps its handle, and with it this contender: what is per session is shared,
+  // and the path is the handle's.
+  const std::shared_ptr<const SessionSite> session_;
+  const std::string_view dir_;
+  const std::string label_;
+  const std::uint32_t permits_;
   const NodeNaming& naming_;
   detail::CurrentAttempt<engine::Acquisition> current_;
 };

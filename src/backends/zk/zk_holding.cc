@@ -4,8 +4,8 @@
 
 namespace dlock::zk_backend {
 
-ZkHolding::ZkHolding(std::shared_ptr<zk::Client> client, std::string node, std::uint64_t token,
-                     std::shared_ptr<engine::EntryWatch> own_watch)
+ZkHolding::ZkHolding(std::shared_ptr<zk::Client> client, std::shared_ptr<const std::string> node,
+                     std::uint64_t token, std::shared_ptr<engine::EntryWatch> own_watch)
     : EntryHolding(std::move(node), token),
       client_(std::move(client)),
       own_watch_(std::move(own_watch)) {}
@@ -27,7 +27,7 @@ void ZkHolding::watch() {
           // Started only if adopted: a watch set beside a release under way could land before
           // its delete and fire on it. Once adopted, a release stops it, and a stopped watch
           // never starts.
-          auto fresh = std::make_shared<NodeWatch>(self->client_, self->node());
+          auto fresh = std::make_shared<NodeWatch>(self->client_, self->shared_node());
           if (self->watch_node(fresh)) fresh->start();
         }
       });
@@ -69,7 +69,8 @@ void ZkHolding::do_release() noexcept {
   if (timer) client_->executor().cancel(*timer);
   if (!own_watch) return client_->remove_in_background(node());
   // The watch is removed before the delete, so the delete fires only a successor's watch.
-  own_watch->stop([client = client_, node = node()] { client->remove_in_background(node); });
+  own_watch->stop(
+      [client = client_, node = shared_node()] { client->remove_in_background(*node); });
 }
 
 }  // namespace dlock::zk_backend

@@ -25,8 +25,8 @@ class ZkHolding : public engine::EntryHolding, public std::enable_shared_from_th
   static constexpr std::chrono::milliseconds kOwnWatchDelay{1000};
 
   // `own_watch` is the watch a waiting contender already has on `node`, or null.
-  ZkHolding(std::shared_ptr<zk::Client> client, std::string node, std::uint64_t token,
-            std::shared_ptr<engine::EntryWatch> own_watch);
+  ZkHolding(std::shared_ptr<zk::Client> client, std::shared_ptr<const std::string> node,
+            std::uint64_t token, std::shared_ptr<engine::EntryWatch> own_watch);
   ~ZkHolding() override;
 
   // Starts watching for loss: the session dying, and our node's deletion.

@@ -126,29 +126,27 @@ void ZkQueueStore::find(const std::string& tag, std::function<void(engine::Searc
           if (found == children.end()) return done(Search(Result::not_listed));
           const std::string name = *found;
           const std::string path = self->entry_path(name);
-          self->client_->get_data(
-              path, nullptr,
-              [self, name, path, done, children = std::move(children)](
-                  std::error_code ec, std::string, const zk::Stat& stat) {
-                if (zk::is_connection_error(ec)) {
-                  return done(Search(Result::failed, engine_failure(ec)));
-                }
-                if (ec == zk::Code::no_node) {
-                  return done(Search(Result::not_ours));
-                }
-                if (ec) {
-                  return done(Search(Result::failed, engine_failure(ec, "reading " + path)));
-                }
-                if (stat.ephemeral_owner != self->client_->session_id()) {
-                  return done(Search(Result::not_ours));
-                }
-                Search search(Result::found);
-                search.entry = {.name = name,
-                                .sequence = std::string(sequence_of(name)),
-                                .token = static_cast<std::uint64_t>(stat.czxid)};
-                search.listing = self->listing_of(children);
-                done(std::move(search));
-              });
+          self->client_->get_data(path, [self, name, path, done, children = std::move(children)](
+                                            std::error_code ec, std::string, const zk::Stat& stat) {
+            if (zk::is_connection_error(ec)) {
+              return done(Search(Result::failed, engine_failure(ec)));
+            }
+            if (ec == zk::Code::no_node) {
+              return done(Search(Result::not_ours));
+            }
+            if (ec) {
+              return done(Search(Result::failed, engine_failure(ec, "reading " + path)));
+            }
+            if (stat.ephemeral_owner != self->client_->session_id()) {
+              return done(Search(Result::not_ours));
+            }
+            Search search(Result::found);
+            search.entry = {.name = name,
+                            .sequence = std::string(sequence_of(name)),
+                            .token = static_cast<std::uint64_t>(stat.czxid)};
+            search.listing = self->listing_of(children);
+            done(std::move(search));
+          });
         });
   });
 }
@@ -156,38 +154,35 @@ void ZkQueueStore::find(const std::string& tag, std::function<void(engine::Searc
 void ZkQueueStore::check_permits(std::function<void(engine::PermitsCheck)> done) {
   using engine::PermitsCheck;
   using Result = PermitsCheck::Result;
-  client_->get_data(
-      site_.dir, nullptr,
-      [self = shared_from_this(), done = std::move(done)](std::error_code ec, std::string recorded,
-                                                          const zk::Stat& stat) {
-        // No directory yet: the create fails too, and parents get created.
-        if (ec) return done(PermitsCheck(Result::agreed));
-        const std::string wanted = std::to_string(self->site_.permits);
-        if (recorded == wanted) return done(PermitsCheck(Result::agreed));
-        if (stat.num_children == 0) {
-          // Nobody contends: the record is a former user's, on a lock node the
-          // server has not removed yet. Ours replaces it unless someone changed
-          // it meanwhile; then look again.
-          return self->client_->multi(
-              {zk::Op::set(self->site_.dir, wanted, stat.version)},
-              [self, done](std::error_code set) {
-                if (!set) return done(PermitsCheck(Result::agreed));
-                if (set == zk::Code::bad_version) return self->check_permits(done);
-                done(PermitsCheck(Result::failed, engine_failure(set, "recording the permits of " +
-                                                                          self->site_.dir)));
-              });
-        }
-        if (recorded.empty()) return done(PermitsCheck(Result::unrecorded));
-        done(PermitsCheck(
-            Result::failed,
-            engine::failure(errc::lock_mismatch, "the semaphore has " + recorded +
-                                                     " permits; this handle asked for " + wanted)));
-      });
+  client_->get_data(site_.dir, [self = shared_from_this(), done = std::move(done)](
+                                   std::error_code ec, std::string recorded, const zk::Stat& stat) {
+    // No directory yet: the create fails too, and parents get created.
+    if (ec) return done(PermitsCheck(Result::agreed));
+    const std::string wanted = std::to_string(self->site_.permits);
+    if (recorded == wanted) return done(PermitsCheck(Result::agreed));
+    if (stat.num_children == 0) {
+      // Nobody contends: the record is a former user's, on a lock node the
+      // server has not removed yet. Ours replaces it unless someone changed
+      // it meanwhile; then look again.
+      return self->client_->multi(
+          {zk::Op::set(self->site_.dir, wanted, stat.version)}, [self, done](std::error_code set) {
+            if (!set) return done(PermitsCheck(Result::agreed));
+            if (set == zk::Code::bad_version) return self->check_permits(done);
+            done(PermitsCheck(Result::failed,
+                              engine_failure(set, "recording the permits of " + self->site_.dir)));
+          });
+    }
+    if (recorded.empty()) return done(PermitsCheck(Result::unrecorded));
+    done(PermitsCheck(
+        Result::failed,
+        engine::failure(errc::lock_mismatch, "the semaphore has " + recorded +
+                                                 " permits; this handle asked for " + wanted)));
+  });
 }
 
 void ZkQueueStore::watch(const std::string& entry,
                          std::function<void(engine::WatchNews, Failure)> news) {
-  const std::string path = entry_path(entry);
+  auto path = std::make_shared<const std::string>(entry_path(entry));
   client_->get_data(
       path,
       [news](zk::WatchEvent event) {
@@ -198,17 +193,22 @@ void ZkQueueStore::watch(const std::string& entry,
       [news, path](std::error_code ec, std::string, const zk::Stat&) {
         if (!ec) return;  // watching
         if (ec == zk::Code::no_node) return news(engine::WatchNews::gone, Failure{});
-        news(engine::WatchNews::failed, engine_failure(ec, "watching " + path));
+        news(engine::WatchNews::failed, engine_failure(ec, "watching " + *path));
       });
 }
 
 std::shared_ptr<engine::EntryWatch> ZkQueueStore::watch_own(const std::string& entry) {
-  return std::make_shared<NodeWatch>(client_, entry_path(entry));
+  return std::make_shared<NodeWatch>(client_,
+                                     std::make_shared<const std::string>(entry_path(entry)));
 }
 
 std::shared_ptr<engine::EntryHolding> ZkQueueStore::hold(
     const std::string& entry, std::uint64_t token, std::shared_ptr<engine::EntryWatch> own_watch) {
-  return std::make_shared<ZkHolding>(client_, entry_path(entry), token, std::move(own_watch));
+  // A waiter's watch (made by watch_own()) already has the node's path: the holding shares it.
+  const auto* waiter_watch = static_cast<const NodeWatch*>(own_watch.get());
+  auto node = waiter_watch != nullptr ? waiter_watch->path()
+                                      : std::make_shared<const std::string>(entry_path(entry));
+  return std::make_shared<ZkHolding>(client_, std::move(node), token, std::move(own_watch));
 }
 
 }  // namespace dlock::zk_backend
