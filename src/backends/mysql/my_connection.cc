@@ -103,9 +103,9 @@ void MyConnection::open(std::shared_ptr<detail::Executor> executor, const Connec
                                    "no connection within the connect timeout"));
   });
   auto result = std::make_shared<MYSQL*>(nullptr);
-  const int status = mysql_real_connect_start(result.get(), mysql, params.host.c_str(),
-                                              params.user.c_str(), params.password.c_str(),
-                                              params.database.c_str(), params.port, nullptr, 0);
+  const int status = mysql_real_connect_start(
+      result.get(), mysql, params.host.c_str(), params.user.c_str(), params.password.c_str(),
+      params.database.c_str(), params.port, nullptr, CLIENT_MULTI_STATEMENTS);
   executor->post([connection, status, result, finish] {
     connection->drive(
         status,
@@ -198,41 +198,58 @@ void MyConnection::start_next() {
   drive(
       status,
       [mysql, failed](int ready) { return mysql_real_query_cont(failed.get(), mysql, ready); },
-      [self, mysql, failed] {
+      [self, failed] {
         if (*failed != 0) {
           return self->finish_current(self->error_reply(make_error_code(errc::backend_failure)));
         }
-        if (mysql_field_count(mysql) == 0) {
-          return self->finish_current(
-              {.affected_rows = mysql_affected_rows(mysql), .insert_id = mysql_insert_id(mysql)});
+        self->read_results(std::make_shared<Reply>());
+      });
+}
+
+void MyConnection::read_results(std::shared_ptr<Reply> reply) {
+  MYSQL* mysql = handle(mysql_);
+  auto self = shared_from_this();
+  auto next = [self, mysql, reply] {
+    if (!mysql_more_results(mysql)) return self->finish_current(std::move(*reply));
+    auto status = std::make_shared<int>(0);
+    self->drive(
+        mysql_next_result_start(status.get(), mysql),
+        [mysql, status](int ready) { return mysql_next_result_cont(status.get(), mysql, ready); },
+        [self, reply, status] {
+          // A statement that failed ends the query: those after it did not run.
+          if (*status > 0) {
+            return self->finish_current(self->error_reply(make_error_code(errc::backend_failure)));
+          }
+          self->read_results(reply);
+        });
+  };
+  if (mysql_field_count(mysql) == 0) {
+    reply->affected_rows = mysql_affected_rows(mysql);
+    reply->insert_id = mysql_insert_id(mysql);
+    return next();
+  }
+  auto result = std::make_shared<MYSQL_RES*>(nullptr);
+  drive(
+      mysql_store_result_start(result.get(), mysql),
+      [mysql, result](int ready) { return mysql_store_result_cont(result.get(), mysql, ready); },
+      [self, result, reply, next] {
+        if (*result == nullptr) {
+          return self->finish_current(self->error_reply(make_error_code(errc::backend_failure)));
         }
-        auto result = std::make_shared<MYSQL_RES*>(nullptr);
-        self->drive(
-            mysql_store_result_start(result.get(), mysql),
-            [mysql, result](int ready) {
-              return mysql_store_result_cont(result.get(), mysql, ready);
-            },
-            [self, mysql, result] {
-              if (*result == nullptr) {
-                return self->finish_current(
-                    self->error_reply(make_error_code(errc::backend_failure)));
-              }
-              Reply reply;
-              const unsigned fields = mysql_num_fields(*result);
-              while (MYSQL_ROW row = mysql_fetch_row(*result)) {
-                const unsigned long* lengths = mysql_fetch_lengths(*result);
-                auto& out = reply.rows.emplace_back();
-                for (unsigned i = 0; i < fields; ++i) {
-                  if (row[i] == nullptr) {
-                    out.emplace_back(std::nullopt);
-                  } else {
-                    out.emplace_back(std::string(row[i], lengths[i]));
-                  }
-                }
-              }
-              mysql_free_result(*result);
-              self->finish_current(std::move(reply));
-            });
+        const unsigned fields = mysql_num_fields(*result);
+        while (MYSQL_ROW row = mysql_fetch_row(*result)) {
+          const unsigned long* lengths = mysql_fetch_lengths(*result);
+          auto& out = reply->rows.emplace_back();
+          for (unsigned i = 0; i < fields; ++i) {
+            if (row[i] == nullptr) {
+              out.emplace_back(std::nullopt);
+            } else {
+              out.emplace_back(std::string(row[i], lengths[i]));
+            }
+          }
+        }
+        mysql_free_result(*result);
+        next();
       });
 }
 

@@ -62,8 +62,11 @@ class MyConnection : public std::enable_shared_from_this<MyConnection> {
   MyConnection(const MyConnection&) = delete;
   MyConnection& operator=(const MyConnection&) = delete;
 
-  // Queues one statement; `done` runs on the executor once it ended. A query that `may_wait`
-  // (a lock wait) is exempt from the heartbeat's deadline.
+  // Queues one query, of one statement or several separated by ';' (run in one round trip,
+  // stopping at the first that fails); `done` runs on the executor once it ended. The reply has
+  // the rows of every statement that returned rows, in order, and the affected rows and insert
+  // id of the last one that returned none. A query that `may_wait` (a lock wait) is exempt from
+  // the heartbeat's deadline.
   void query(std::string sql, Done done, bool may_wait = false);
 
   // `text` as a quoted SQL string literal in the connection's character set; NULL once the
@@ -103,6 +106,8 @@ class MyConnection : public std::enable_shared_from_this<MyConnection> {
   void watch_idle();
   void beat();
   void finish_current(Reply reply);
+  // Reads the results of the current query into `reply`, one statement's after another.
+  void read_results(std::shared_ptr<Reply> reply);
   Reply error_reply(std::error_code fallback) const;
 
   const std::shared_ptr<detail::Executor> executor_;

@@ -71,17 +71,21 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     for (const std::string& slot : slot_paths(site_->path, semaphore(), site_->spec.permits)) {
       quoted_slots_.push_back(connection_->quote(slot));
     }
-    connection_->query(
-        other_kind(connection_->quote(site_->path), permits()),
-        [self = shared_from_this()](Reply reply) { self->checked(std::move(reply)); });
+    take(Clock::duration::zero(), /*check_kind=*/true);
   }
 
-  // A Mutex and a Semaphore, or Semaphores of other permits, never share a path.
-  void checked(Reply reply) {
-    if (finished_) return;
-    if (reply.error) return finish(Outcome::failure(reply.error, reply.message));
-    if (reply.rows.empty()) return take(Clock::duration::zero());
-    const std::string theirs = reply.rows[0][0].value_or("0");
+  void take(Clock::duration wait, bool check_kind = false) {
+    waiting_ = wait > Clock::duration::zero();
+    const std::string sql =
+        mysql_backend::take(quoted_slots_, connection_->quote(site_->path), permits(),
+                            connection_->quote(site_->data), wait, check_kind);
+    connection_->query(
+        sql, [self = shared_from_this()](Reply reply) { self->taken(std::move(reply)); }, waiting_);
+  }
+
+  // A Mutex and a Semaphore, or Semaphores of other permits, never share a path: `theirs` is
+  // the permits of a live contender of the path of another kind (0 for a Mutex).
+  void refuse(const std::string& theirs) {
     if (theirs != "0" && semaphore()) {
       return finish(Outcome::failure(make_error_code(errc::lock_mismatch),
                                      "the semaphore has " + theirs +
@@ -93,19 +97,15 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                                           : "in use as a semaphore, not a mutex"));
   }
 
-  void take(Clock::duration wait) {
-    waiting_ = wait > Clock::duration::zero();
-    const std::string sql = mysql_backend::take(quoted_slots_, connection_->quote(site_->path),
-                                                permits(), connection_->quote(site_->data), wait);
-    connection_->query(
-        sql, [self = shared_from_this()](Reply reply) { self->taken(std::move(reply)); }, waiting_);
-  }
-
   void taken(Reply reply) {
     waiting_ = false;
     if (finished_) return;
     if (cancelled_) return finish(Outcome::failure(make_error_code(errc::cancelled)));
     if (reply.error) return finish(Outcome::failure(reply.error, reply.message));
+    // Only the first take, which checks the kind, returns a row.
+    if (!reply.rows.empty() && !reply.rows[0].empty() && reply.rows[0][0]) {
+      return refuse(*reply.rows[0][0]);
+    }
     if (reply.affected_rows == 1) {
       if (waiter_row_ != 0) connection_->query(remove_row(waiter_row_), [](const Reply&) {});
       waiter_row_ = 0;

@@ -29,15 +29,9 @@ void MyHolding::do_release() noexcept {
     core->expect_back();
     // A connection whose release failed is closed, which frees what it held, and given back
     // broken: an attempt that waited for it connects anew.
-    connection->query(kReleaseAllLocks, [core, connection, row](const Reply& released) {
-      if (released.error) {
-        connection->close(make_error_code(errc::session_closed), "released");
-        return core->give_back(connection);
-      }
-      connection->query(remove_row(row), [core, connection](const Reply& removed) {
-        if (removed.error) connection->close(make_error_code(errc::session_closed), "released");
-        core->give_back(connection);
-      });
+    connection->query(release_holder(row), [core, connection](const Reply& released) {
+      if (released.error) connection->close(make_error_code(errc::session_closed), "released");
+      core->give_back(connection);
     });
   });
 }

@@ -54,25 +54,41 @@ std::vector<std::string> slot_paths(const std::string& path, bool semaphore,
   return slots;
 }
 
+namespace {
+
+// The permits of one live contender of the path of another kind, if any.
+std::string other_kind(const std::string& quoted_path, std::uint32_t permits) {
+  return "SELECT c.permits FROM dlock_contenders c WHERE c.path = " + quoted_path +
+         " AND c.permits <> " + std::to_string(permits) + " AND " + kLiveRow + " LIMIT 1";
+}
+
+}  // namespace
+
 std::string take(const std::vector<std::string>& quoted_slots, const std::string& quoted_path,
-                 std::uint32_t permits, const std::string& quoted_data, Clock::duration wait) {
+                 std::uint32_t permits, const std::string& quoted_data, Clock::duration wait,
+                 bool check_kind) {
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
   const std::string seconds =
       std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
   // The derived table has a LIMIT, so the server materialises it: each GET_LOCK runs once, and
   // CASE stops at the first name taken.
-  std::string choice = "CASE";
+  // The kind is read by a plain SELECT ... INTO, a consistent read. Read inside the INSERT, or
+  // by a SET's subquery, dlock_contenders' rows are read with shared next-key locks (REPEATABLE
+  // READ), and concurrent takes and releases deadlock on them (MySQL error 1213).
+  std::string choice = check_kind ? "CASE WHEN @dlock_other_kind IS NOT NULL THEN NULL" : "CASE";
   for (const std::string& slot : quoted_slots) {
     const std::string name = lock_name(slot);
     choice += " WHEN GET_LOCK(" + name + ", " + seconds + ") = 1 THEN " + name;
   }
   choice += " END";
-  return "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data, marker) SELECT "
-         "t.n, " +
-         quoted_path + ", CONNECTION_ID(), 1, " + std::to_string(permits) + ", " + quoted_data +
-         ", t.m FROM (SELECT " + choice + " AS n, " + kMarkerColumn +
-         " LIMIT 1) AS t WHERE t.n IS NOT NULL AND "
-         "GET_LOCK(t.m, 0) = 1";
+  const std::string insert =
+      "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data, marker) SELECT t.n, " +
+      quoted_path + ", CONNECTION_ID(), 1, " + std::to_string(permits) + ", " + quoted_data +
+      ", t.m FROM (SELECT " + choice + " AS n, " + kMarkerColumn +
+      " LIMIT 1) AS t WHERE t.n IS NOT NULL AND GET_LOCK(t.m, 0) = 1";
+  if (!check_kind) return insert;
+  return "SELECT (" + other_kind(quoted_path, permits) + ") INTO @dlock_other_kind; " + insert +
+         "; SELECT @dlock_other_kind";
 }
 
 std::string add_waiter(const std::string& quoted_slot, const std::string& quoted_path,
@@ -83,16 +99,11 @@ std::string add_waiter(const std::string& quoted_slot, const std::string& quoted
          " LIMIT 1) AS t WHERE GET_LOCK(t.m, 0) = 1";
 }
 
-std::string other_kind(const std::string& quoted_path, std::uint32_t permits) {
-  return "SELECT c.permits FROM dlock_contenders c WHERE c.path = " + quoted_path +
-         " AND c.permits <> " + std::to_string(permits) + " AND " + kLiveRow + " LIMIT 1";
-}
-
-const char* const kReleaseAllLocks = "DO RELEASE_ALL_LOCKS()";
-
 std::string remove_row(std::uint64_t id) {
   return "DELETE FROM dlock_contenders WHERE id = " + std::to_string(id);
 }
+
+std::string release_holder(std::uint64_t id) { return "DO RELEASE_ALL_LOCKS(); " + remove_row(id); }
 
 std::string status(const std::string& quoted_path) {
   const std::string name = lock_name(quoted_path);

@@ -30,18 +30,22 @@ std::string lock_name(const std::string& quoted);
 std::vector<std::string> slot_paths(const std::string& path, bool semaphore, std::uint32_t permits);
 
 // Takes the first free lock of `quoted_slots`, each waited for up to `wait`, and records the
-// holder in the same statement: one row affected if taken, its id the fencing token.
+// holder in the same statement: one row affected if taken, its id the fencing token. With
+// `check_kind`, the same query first looks for a live contender of the path of another kind
+// (a Mutex and a Semaphore, or Semaphores of other permits, never share a path), takes nothing
+// if there is one, and returns one row: that contender's permits, or NULL if there is none.
+// The look and the take are two statements of one round trip, not atomic.
 std::string take(const std::vector<std::string>& quoted_slots, const std::string& quoted_path,
-                 std::uint32_t permits, const std::string& quoted_data, Clock::duration wait);
+                 std::uint32_t permits, const std::string& quoted_data, Clock::duration wait,
+                 bool check_kind);
 // Records a waiter for status(); its row's id orders the waiters.
 std::string add_waiter(const std::string& quoted_slot, const std::string& quoted_path,
                        std::uint32_t permits, const std::string& quoted_data);
-// Rows: the permits of one live contender of the path of another kind, if any.
-std::string other_kind(const std::string& quoted_path, std::uint32_t permits);
 std::string remove_row(std::uint64_t id);
-// Frees every named lock of the connection, however often each was taken (MariaDB 10.5,
-// MySQL 5.7).
-extern const char* const kReleaseAllLocks;
+// A holder's release, in one round trip: frees every named lock of the connection, however
+// often each was taken (RELEASE_ALL_LOCKS: MariaDB 10.5, MySQL 5.7), which ends its row's
+// count at once, then deletes row `id`.
+std::string release_holder(std::uint64_t id);
 // Deletes the rows of connections that ended.
 extern const char* const kRemoveStaleRows;
 // Rows: id (0 for another program's holder), connection id, holds, data (NULL for another
