@@ -335,7 +335,16 @@ TEST_F(MysqlTest, StatusNamesHoldersWaitersAndOtherPrograms) {
   holder.unlock();
   EXPECT_TRUE(waiting.get());
   EXPECT_GT(waiter.token(), 0u);
+  // The waiter's row stays until its release, and does not count while it holds.
+  const LockStatus after = backend->status("/jobs/a");
+  ASSERT_EQ(after.holders.size(), 1u);
+  EXPECT_EQ(after.holders[0].label, "second");
+  EXPECT_TRUE(after.waiters.empty());
   waiter.unlock();
+  EXPECT_TRUE(eventually([&] {
+    return std::stoi(server().sql("SELECT COUNT(*) FROM " + database_ +
+                                  ".dlock_contenders WHERE path = '/jobs/a'")) == 0;
+  }));
 
   MariadbSession client(database_);
   ASSERT_EQ(client.ask("SELECT GET_LOCK('/jobs/b', 0)"), "1");

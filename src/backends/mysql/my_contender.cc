@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include <dlock/error.h>
 
@@ -107,10 +108,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       return refuse(*reply.rows[0][0]);
     }
     if (reply.affected_rows == 1) {
-      if (waiter_row_ != 0) connection_->query(remove_row(waiter_row_), [](const Reply&) {});
-      waiter_row_ = 0;
+      // The waiter row goes with the release: deleting it now would hold the release up by a
+      // round trip, on the hand-off's path. status() does not count it meanwhile.
+      const std::uint64_t waiter_row = std::exchange(waiter_row_, 0);
       connection_->keep_alive(site_->core->heartbeat);
-      return finish(Outcome::success(MyHolding::make(site_->core, connection_, reply.insert_id)));
+      return finish(
+          Outcome::success(MyHolding::make(site_->core, connection_, reply.insert_id, waiter_row)));
     }
     if (Clock::now() >= deadline_) {
       return finish(Outcome::failure(make_error_code(errc::timed_out)));

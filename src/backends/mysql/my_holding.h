@@ -17,18 +17,21 @@ namespace dlock::mysql_backend {
 class MyHolding : public detail::Holding, public std::enable_shared_from_this<MyHolding> {
  public:
   // On the executor: the holding of `connection`, whose row (and fencing token) is `row`.
+  // `waiter_row` is the row the attempt recorded while it waited (0 if it did not), deleted
+  // with `row` at the release.
   static std::shared_ptr<MyHolding> make(std::shared_ptr<mysql::Backend::Impl> core,
                                          std::shared_ptr<MyConnection> connection,
-                                         std::uint64_t row);
+                                         std::uint64_t row, std::uint64_t waiter_row);
 
  protected:
   void do_release() noexcept override;
 
  private:
   MyHolding(std::shared_ptr<mysql::Backend::Impl> core, std::shared_ptr<MyConnection> connection,
-            std::uint64_t row);
+            std::uint64_t row, std::uint64_t waiter_row);
   const std::shared_ptr<mysql::Backend::Impl> core_;
   const std::shared_ptr<MyConnection> connection_;
+  const std::uint64_t waiter_row_;
   std::uint64_t watch_ = 0;  // set on the executor before the holding is shared
 };
 

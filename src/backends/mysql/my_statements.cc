@@ -9,8 +9,11 @@ namespace {
 // row, also the lock's name. Named locks end with their connection and with the server, so
 // a row left by a connection that ended, or by the server before a restart, never counts,
 // even once the server has given the connection's id to another connection.
-constexpr const char* kLiveRow =
-    "IS_USED_LOCK(c.marker) = c.conn AND (c.holds = 0 OR IS_USED_LOCK(c.name) = c.conn)";
+std::string live_row(const std::string& alias) {
+  const std::string c = alias + ".";
+  return "IS_USED_LOCK(" + c + "marker) = " + c + "conn AND (" + c + "holds = 0 OR IS_USED_LOCK(" +
+         c + "name) = " + c + "conn)";
+}
 
 // A new row's marker, a column `m` of a derived table whose LIMIT makes the server materialise
 // it, so that UUID() runs once.
@@ -59,7 +62,7 @@ namespace {
 // The permits of one live contender of the path of another kind, if any.
 std::string other_kind(const std::string& quoted_path, std::uint32_t permits) {
   return "SELECT c.permits FROM dlock_contenders c WHERE c.path = " + quoted_path +
-         " AND c.permits <> " + std::to_string(permits) + " AND " + kLiveRow + " LIMIT 1";
+         " AND c.permits <> " + std::to_string(permits) + " AND " + live_row("c") + " LIMIT 1";
 }
 
 }  // namespace
@@ -103,13 +106,21 @@ std::string remove_row(std::uint64_t id) {
   return "DELETE FROM dlock_contenders WHERE id = " + std::to_string(id);
 }
 
-std::string release_holder(std::uint64_t id) { return "DO RELEASE_ALL_LOCKS(); " + remove_row(id); }
+std::string release_holder(std::uint64_t id, std::uint64_t waiter_row) {
+  std::string sql = "DO RELEASE_ALL_LOCKS(); DELETE FROM dlock_contenders WHERE id ";
+  if (waiter_row == 0) return sql + "= " + std::to_string(id);
+  return sql + "IN (" + std::to_string(id) + ", " + std::to_string(waiter_row) + ")";
+}
 
 std::string status(const std::string& quoted_path) {
   const std::string name = lock_name(quoted_path);
   return std::string(
              "SELECT c.id, c.conn, c.holds, c.data FROM dlock_contenders c WHERE c.path = ") +
-         quoted_path + " AND " + kLiveRow + " UNION ALL SELECT 0, IS_USED_LOCK(" + name +
+         quoted_path + " AND " + live_row("c") +
+         // A holder keeps the row it had as a waiter until its release (release_holder()).
+         " AND NOT (c.holds = 0 AND EXISTS (SELECT 1 FROM dlock_contenders h WHERE h.conn = "
+         "c.conn AND h.path = c.path AND h.holds = 1 AND " +
+         live_row("h") + ")) UNION ALL SELECT 0, IS_USED_LOCK(" + name +
          "), 1, NULL FROM DUAL WHERE IS_USED_LOCK(" + name +
          ") IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dlock_contenders d WHERE d.holds = 1 AND "
          "d.name = " +
@@ -119,7 +130,7 @@ std::string status(const std::string& quoted_path) {
 std::string list(const std::string& quoted_prefix) {
   return "SELECT DISTINCT c.path FROM dlock_contenders c WHERE (c.path = " + quoted_prefix +
          " OR LEFT(c.path, CHAR_LENGTH(" + quoted_prefix + ") + 1) = CONCAT(" + quoted_prefix +
-         ", '/')) AND " + kLiveRow;
+         ", '/')) AND " + live_row("c");
 }
 
 }  // namespace dlock::mysql_backend

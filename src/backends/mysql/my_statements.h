@@ -43,9 +43,9 @@ std::string add_waiter(const std::string& quoted_slot, const std::string& quoted
                        std::uint32_t permits, const std::string& quoted_data);
 std::string remove_row(std::uint64_t id);
 // A holder's release, in one round trip: frees every named lock of the connection, however
-// often each was taken (RELEASE_ALL_LOCKS: MariaDB 10.5, MySQL 5.7), which ends its row's
-// count at once, then deletes row `id`.
-std::string release_holder(std::uint64_t id);
+// often each was taken (RELEASE_ALL_LOCKS: MariaDB 10.5, MySQL 5.7), which ends its rows'
+// count at once, then deletes its row `id` and the row it had as a waiter (0: none).
+std::string release_holder(std::uint64_t id, std::uint64_t waiter_row);
 // Deletes the rows of connections that ended.
 extern const char* const kRemoveStaleRows;
 // Rows: id (0 for another program's holder), connection id, holds, data (NULL for another
