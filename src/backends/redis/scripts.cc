@@ -38,6 +38,12 @@ local function expiry_of(id)
   return score and tonumber(score) or nil
 end
 
+-- Whether the lock has a queue, waiters or shared holders: a sorted set goes with its last
+-- member, so an uncontended mutex has none, and its scripts skip what only they would need.
+local function lists_exist()
+  return redis.call('EXISTS', queue, waiting, shared) > 0
+end
+
 -- Waiters and shared holders whose time ran out: their clients died or were cut off. And
 -- strangers at the head of the queue, where they would block everyone behind for good.
 local function prune(now)
@@ -63,8 +69,10 @@ local function outlive(key, ms)
 end
 
 -- The bookkeeping outlives the last contender by at most `ms`: an abandoned lock leaves nothing.
-local function keep(ms)
-  for _, key in ipairs({queue, waiting, shared, data, kind}) do outlive(key, ms) end
+-- `listed`: lists_exist(), or true if unknown.
+local function keep(ms, listed)
+  local keys = listed and {queue, waiting, shared, data, kind} or {data, kind}
+  for _, key in ipairs(keys) do outlive(key, ms) end
 end
 
 -- The next fencing token: one more than the last, and never less than the server's time in
@@ -77,10 +85,13 @@ local function next_token(now)
   return token, text
 end
 
--- Whether a contender of `role` with `ahead` entries queued before it may hold now.
-local function may_take(role, ahead, permits)
-  if role == 's' then return redis.call('ZCARD', shared) + ahead < permits end
-  if redis.call('EXISTS', lock) == 1 then return false end
+-- Whether a contender of `role` with `ahead` entries queued before it may hold now. `holder`:
+-- the lock key's value if the caller read it (false: no key), else nil; `listed`: lists_exist().
+local function may_take(role, ahead, permits, holder, listed)
+  local sharing = listed and redis.call('ZCARD', shared) or 0
+  if role == 's' then return sharing + ahead < permits end
+  if holder == nil then holder = redis.call('EXISTS', lock) == 1 end
+  if holder then return false end
   if role == 'r' then
     if ahead == 0 then return true end
     for _, other in ipairs(redis.call('ZRANGE', queue, 0, ahead - 1)) do
@@ -88,7 +99,7 @@ local function may_take(role, ahead, permits)
     end
     return true
   end
-  return ahead == 0 and redis.call('ZCARD', shared) == 0
+  return ahead == 0 and sharing == 0
 end
 
 -- Makes `id` a holder until `expires` (server time, ms): the lock key for a mutex or writer, an
@@ -101,20 +112,21 @@ local function grant(id, now, expires, record, queued)
   end
   local token, token_text = next_token(now)
   if exclusive(role_of(id)) then
-    -- The record of the holder before us outlives its key if that holder died.
+    -- The record of the holder before us outlives its key if that holder died (a release
+    -- deletes both).
     local previous = redis.call('HGET', data, '!exclusive')
     if previous then redis.call('HDEL', data, previous) end
     redis.call('SET', lock, id, 'PX', expires - now)
     redis.call('HSET', data, '!exclusive', id)
   else
     redis.call('ZADD', shared, expires, id)
+    -- A release's grant may create the key, or hold past what the waiter's last call kept.
+    outlive(shared, 2 * (expires - now))
   end
   local fields = string.sub(string.gsub(record, '"since":%d+',
                                         '"since":' .. string.format('%.0f', now), 1), 2)
   if string.match(fields, '^%s*}') then fields = '}' else fields = ',' .. fields end
   redis.call('HSET', data, id, '{"token":' .. token_text .. fields)
-  -- A release's grant may create a key or hold past what the waiter's last call kept.
-  outlive(shared, 2 * (expires - now))
   outlive(data, 2 * (expires - now))
   return token, token_text
 end
@@ -159,7 +171,8 @@ constexpr std::string_view kAcquire = R"lua(
 local id, ttl, permits, record, wait, want =
   ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1', ARGV[6]
 local now = now_ms()
-prune(now)
+local listed = lists_exist()
+if listed then prune(now) end
 local role = role_of(id)
 local current = redis.call('GET', kind)
 if current and current ~= want then
@@ -168,24 +181,29 @@ if current and current ~= want then
 end
 if current ~= want then redis.call('SET', kind, want) end
 -- Granted before, and the reply lost with its connection: ours still, with the same token.
-local held
-if exclusive(role) then held = redis.call('GET', lock) == id
-else held = redis.call('ZSCORE', shared, id) ~= false end
+local held, lock_value
+if exclusive(role) then
+  lock_value = redis.call('GET', lock)
+  held = lock_value == id
+else
+  held = listed and redis.call('ZSCORE', shared, id) ~= false
+end
 local earlier = held and string.match(redis.call('HGET', data, id) or '', '^{"token":(%d+)[,}]')
 if earlier then
   if exclusive(role) then redis.call('PEXPIRE', lock, ttl)
   else redis.call('ZADD', shared, now + ttl, id) end
-  keep(2 * ttl)
+  keep(2 * ttl, listed)
   return {1, tonumber(earlier)}
 end
-local rank = redis.call('ZRANK', queue, id)
-if may_take(role, rank or redis.call('ZCARD', queue), permits) then
+local rank = listed and redis.call('ZRANK', queue, id)
+local ahead = rank or (listed and redis.call('ZCARD', queue) or 0)
+if may_take(role, ahead, permits, lock_value, listed) then
   local token = grant(id, now, now + ttl, record, rank ~= false)
-  keep(2 * ttl)
+  keep(2 * ttl, listed)
   return {1, token}
 end
 if not wait then
-  keep(2 * ttl)
+  keep(2 * ttl, listed)
   return {0, -1}
 end
 if not rank then
@@ -198,7 +216,7 @@ if not rank then
 end
 local place = tonumber(redis.call('ZSCORE', queue, id))
 redis.call('ZADD', waiting, now + ttl, id)
-keep(2 * ttl)
+keep(2 * ttl, true)
 -- When what blocks us could vanish without a release (a holder or a waiter ahead that died),
 -- or a short poll when another program's lock (which wakes nobody) holds the key.
 local holder = redis.call('GET', lock)
@@ -225,20 +243,28 @@ else
   if not expires or tonumber(expires) <= now then return 0 end
   redis.call('ZADD', shared, now + ttl, id)
 end
-keep(2 * ttl)
+keep(2 * ttl, true)
 return 1
 )lua";
 
 constexpr std::string_view kRelease = R"lua(
 local id = ARGV[1]
-local released = 0
+local released, fields = 0, {id}
 if exclusive(role_of(id)) then
-  if redis.call('GET', lock) == id then released = redis.call('DEL', lock) end
+  if redis.call('GET', lock) == id then
+    released = redis.call('DEL', lock)
+    table.insert(fields, '!exclusive')  -- our grant pointed it at us
+  end
 else
   released = redis.call('ZREM', shared, id)
 end
-leave_queue(id)
-wake(now_ms())
+redis.call('HDEL', data, unpack(fields))
+-- Without a queue, nobody waits to be woken.
+if lists_exist() then
+  redis.call('ZREM', queue, id)
+  redis.call('ZREM', waiting, id)
+  wake(now_ms())
+end
 return released
 )lua";
 
