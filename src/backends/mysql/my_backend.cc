@@ -68,7 +68,8 @@ std::shared_ptr<Backend> Backend::open(Options options) {
                                    .database = options.database,
                                    .ssl_mode = mode,
                                    .ssl_ca = options.ssl_ca,
-                                   .connect_timeout = options.connect_timeout},
+                                   .connect_timeout = options.connect_timeout,
+                                   .multi_statements = options.mode == Mode::get_lock},
       options.heartbeat);
   std::shared_ptr<Backend> backend(new Backend(impl));
   const auto deadline = Clock::now() + options.connect_timeout;

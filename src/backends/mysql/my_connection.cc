@@ -103,9 +103,10 @@ void MyConnection::open(std::shared_ptr<detail::Executor> executor, const Connec
                                    "no connection within the connect timeout"));
   });
   auto result = std::make_shared<MYSQL*>(nullptr);
-  const int status = mysql_real_connect_start(
-      result.get(), mysql, params.host.c_str(), params.user.c_str(), params.password.c_str(),
-      params.database.c_str(), params.port, nullptr, CLIENT_MULTI_STATEMENTS);
+  const int status =
+      mysql_real_connect_start(result.get(), mysql, params.host.c_str(), params.user.c_str(),
+                               params.password.c_str(), params.database.c_str(), params.port,
+                               nullptr, params.multi_statements ? CLIENT_MULTI_STATEMENTS : 0);
   executor->post([connection, status, result, finish] {
     connection->drive(
         status,

@@ -31,6 +31,9 @@ struct ConnectParams {
   std::string ssl_mode;  // upper case, validated: "", DISABLED, PREFERRED, REQUIRED, VERIFY_*
   std::string ssl_ca;
   Clock::duration connect_timeout{};
+  // Lets one query carry several statements (CLIENT_MULTI_STATEMENTS). Only the named-lock
+  // mode sends such queries; the table and row modes' connections stay without it.
+  bool multi_statements = false;
 };
 
 // What a query or a connection attempt ended with.
@@ -62,8 +65,9 @@ class MyConnection : public std::enable_shared_from_this<MyConnection> {
   MyConnection(const MyConnection&) = delete;
   MyConnection& operator=(const MyConnection&) = delete;
 
-  // Queues one query, of one statement or several separated by ';' (run in one round trip,
-  // stopping at the first that fails); `done` runs on the executor once it ended. The reply has
+  // Queues one query, of one statement or, on a connection opened with
+  // ConnectParams::multi_statements, several separated by ';' (run in one round trip, stopping
+  // at the first that fails); `done` runs on the executor once it ended. The reply has
   // the rows of every statement that returned rows, in order, and the affected rows and insert
   // id of the last one that returned none. A query that `may_wait` (a lock wait) is exempt from
   // the heartbeat's deadline.
