@@ -109,7 +109,7 @@ class Client : public std::enable_shared_from_this<Client> {
   // As get_data(), and leaves a data watch that fires once when the node changes or is deleted
   // (none when the call fails, e.g. with no_node). Returns the watch's id for remove_watch().
   // The watch keeps `path` rather than a copy: a holder watching its own node keeps its name
-  // once.
+  // once. REQUIRES: `watch` is callable.
   std::uint64_t get_data(std::shared_ptr<const std::string> path, WatchFn watch,
                          DataCompletion done);
   void get_children(const std::string& path, ChildrenCompletion done);

@@ -107,9 +107,9 @@ std::string remove_row(std::uint64_t id) {
 }
 
 std::string release_holder(std::uint64_t id, std::uint64_t waiter_row) {
-  std::string sql = "DO RELEASE_ALL_LOCKS(); DELETE FROM dlock_contenders WHERE id ";
-  if (waiter_row == 0) return sql + "= " + std::to_string(id);
-  return sql + "IN (" + std::to_string(id) + ", " + std::to_string(waiter_row) + ")";
+  std::string sql = "DO RELEASE_ALL_LOCKS(); " + remove_row(id);
+  if (waiter_row != 0) sql += " OR id = " + std::to_string(waiter_row);
+  return sql;
 }
 
 std::string status(const std::string& quoted_path) {

@@ -24,8 +24,9 @@ class NodeWatch : public engine::EntryWatch, public std::enable_shared_from_this
   // The node's path, shared with the client's watch (and with the holding that adopts it).
   const std::shared_ptr<const std::string>& path() const noexcept { return path_; }
 
-  // What to do once the node is found deleted. Replaces the earlier action; runs on the C
-  // client's thread (or the caller's, if the node is already known gone) and must not block.
+  // What to do once the node is found deleted. Replaces the earlier action (ignored once
+  // stopped); runs on the client's thread (or the caller's, if the node is already known
+  // gone) and must not block.
   void on_gone(std::function<void()> action) override;
   // Sets the watch.
   void start() override;

@@ -205,7 +205,7 @@ std::shared_ptr<engine::EntryWatch> ZkQueueStore::watch_own(const std::string& e
 std::shared_ptr<engine::EntryHolding> ZkQueueStore::hold(
     const std::string& entry, std::uint64_t token, std::shared_ptr<engine::EntryWatch> own_watch) {
   // A waiter's watch (made by watch_own()) already has the node's path: the holding shares it.
-  const auto* waiter_watch = static_cast<const NodeWatch*>(own_watch.get());
+  const auto* waiter_watch = dynamic_cast<const NodeWatch*>(own_watch.get());
   auto node = waiter_watch != nullptr ? waiter_watch->path()
                                       : std::make_shared<const std::string>(entry_path(entry));
   return std::make_shared<ZkHolding>(client_, std::move(node), token, std::move(own_watch));
