@@ -56,14 +56,11 @@ void PollingAttempt::poll() {
   if (stop_.stop_requested()) return finish(Outcome::failure(errc::cancelled));
   if (taking_) return;
   taking_ = true;
-  const Clock::time_point give_up = give_up_at(deadline_);
-  if (give_up != Clock::time_point::max()) {
-    give_up_timer_ = executor_->post_at(give_up, [weak = weak_from_this()] {
-      if (auto self = weak.lock(); self && self->taking_) {
-        self->finish(Outcome::failure(errc::timed_out));
-      }
-    });
-  }
+  give_up_timer_ = post_give_up(*executor_, deadline_, [weak = weak_from_this()] {
+    if (auto self = weak.lock(); self && self->taking_) {
+      self->finish(Outcome::failure(errc::timed_out));
+    }
+  });
   steps_->take([self = shared_from_this()](Outcome outcome) {
     self->taking_ = false;
     self->executor_->cancel(self->give_up_timer_);

@@ -7,6 +7,8 @@
 
 #include <dlock/clock.h>
 
+#include "executor.h"
+
 namespace dlock::detail {
 
 // What is left until `deadline`: zero once it has passed. Compared before subtracting, so
@@ -29,6 +31,15 @@ inline constexpr Clock::duration kAnswerGrace = std::chrono::milliseconds(500);
 inline Clock::time_point give_up_at(Clock::time_point deadline) {
   if (deadline == Clock::time_point::max()) return deadline;
   return std::max(deadline, Clock::now()) + kAnswerGrace;
+}
+
+// Arms the timer that ends an attempt whose request is out: `give_up` runs at
+// give_up_at(deadline). Returns the timer's id, or 0 (which Executor::cancel() ignores) for an
+// attempt without a deadline.
+inline Executor::TimerId post_give_up(Executor& executor, Clock::time_point deadline,
+                                      Executor::Task give_up) {
+  const Clock::time_point when = give_up_at(deadline);
+  return when == Clock::time_point::max() ? 0 : executor.post_at(when, std::move(give_up));
 }
 
 }  // namespace dlock::detail

@@ -37,15 +37,13 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     site_->core->executor->post([self = shared_from_this(), weak] {
       // GET_LOCK's own timeout ends a wait at the deadline; this ends the attempt if the
       // server stops answering (or a connection cannot be made) before that.
-      const Clock::time_point give_up = detail::give_up_at(self->deadline_);
-      if (give_up != Clock::time_point::max()) {
-        self->give_up_timer_ = self->site_->core->executor->post_at(give_up, [weak] {
-          if (auto attempt = weak.lock()) {
-            attempt->silent_ = true;
-            attempt->finish(Outcome::failure(errc::timed_out));
-          }
-        });
-      }
+      self->give_up_timer_ =
+          detail::post_give_up(*self->site_->core->executor, self->deadline_, [weak] {
+            if (auto attempt = weak.lock()) {
+              attempt->silent_ = true;
+              attempt->finish(Outcome::failure(errc::timed_out));
+            }
+          });
       self->site_->core->open_connection(
           [self](std::shared_ptr<MyConnection> connection, Reply reply) {
             self->connected(std::move(connection), std::move(reply));

@@ -71,12 +71,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                              }));
       // Until the wait on a connection of its own (busy()), the attempt's requests share the
       // primary connection: if the server stops answering them, the attempt still ends.
-      const Clock::time_point give_up = detail::give_up_at(self->deadline_);
-      if (give_up != Clock::time_point::max()) {
-        self->deadline_timer_ = self->core_->executor->post_at(give_up, [weak] {
-          if (auto attempt = weak.lock()) attempt->interrupt(errc::timed_out);
-        });
-      }
+      self->deadline_timer_ = detail::post_give_up(*self->core_->executor, self->deadline_, [weak] {
+        if (auto attempt = weak.lock()) attempt->interrupt(errc::timed_out);
+      });
       self->try_on_primary();
     });
   }

@@ -114,13 +114,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const bool wait = sent < deadline_;
     // A request can take long to answer (a reconnection waits up to the connect timeout): the
     // attempt ends meanwhile at give_up_at(), and finish() takes back a grant on its way.
-    const Clock::time_point give_up = detail::give_up_at(deadline_);
-    if (give_up != Clock::time_point::max()) {
-      timer_ = executor().post_at(give_up, [self = shared_from_this()] {
-        self->timer_.reset();
-        self->finish(Outcome::failure(errc::timed_out));
-      });
-    }
+    const detail::Executor::TimerId give_up =
+        detail::post_give_up(executor(), deadline_, [self = shared_from_this()] {
+          self->timer_.reset();
+          self->finish(Outcome::failure(errc::timed_out));
+        });
+    if (give_up != 0) timer_ = give_up;
     in_flight_ = true;
     may_be_queued_ = may_be_queued_ || wait;
     if (!lease_floor_) lease_floor_ = sent;
