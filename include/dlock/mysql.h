@@ -26,6 +26,10 @@
 //   - lost() fires when the connection that holds the lock breaks, or when a ping on it gets no
 //     answer within `heartbeat`. The server frees a killed connection's locks at once, so
 //     loss_notice() is zero.
+//   - A holder the server stops hearing from (its host down, the network cut, the process
+//     frozen) loses its lock on the server after five heartbeats of silence, rounded up to whole
+//     seconds (the connection's wait_timeout). A holder that is only cut off from the server has
+//     seen lost() fire three heartbeats before.
 //
 // Thread safety: safe for concurrent use from multiple threads.
 #ifndef DLOCK_MYSQL_H_
@@ -76,8 +80,9 @@ struct Options {
   std::string ssl_ca{};
   // How long open() and each later connection may take to connect.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
-  // A connection that holds a lock is pinged when idle for half of this; an answer later than
-  // this counts the connection as broken and its lock as lost.
+  // Every connection is pinged when idle for half of this; an answer later than this counts
+  // the connection as broken and its lock as lost. The server ends a connection it has heard
+  // nothing on for five heartbeats. 0 (no heartbeat) or 100 ms to 1 h.
   std::chrono::milliseconds heartbeat{std::chrono::seconds(2)};
   Mode mode = Mode::get_lock;
   // Table mode: how long a lock row lasts without a renewal (at least 100 ms). A crashed
@@ -91,9 +96,10 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
  public:
   // Connects, then creates dlock_contenders if missing (and, in the table mode,
   // dlock_table_locks and dlock_table_waiters). Throws dlock::Error: invalid_argument (no
-  // database, a bad ssl_mode, a table-mode ttl under 100 ms), connect_failed (no server, unknown
-  // database, timeout, TLS refused), auth_failed (wrong user or password), permission_denied (no
-  // right to create the table), cancelled, backend_failure.
+  // database, a bad ssl_mode, a heartbeat neither 0 nor 100 ms to 1 h, a table-mode ttl under
+  // 100 ms), connect_failed (no server, unknown database, timeout, TLS refused), auth_failed
+  // (wrong user or password), permission_denied (no right to create the table), cancelled,
+  // backend_failure.
   static std::shared_ptr<Backend> open(Options options);
   ~Backend() override;
 

@@ -18,6 +18,11 @@
 //   - lost() fires when the connection that holds the lock breaks, or when a heartbeat query on
 //     it gets no answer within `heartbeat`. The server may free the lock before lost() fires (a
 //     terminated backend frees its locks at once), so loss_notice() is zero.
+//   - A holder the server stops hearing from (its host down, the network cut, the process
+//     frozen) loses its locks on the server after five heartbeats of silence
+//     (idle_session_timeout, PostgreSQL 14 and later; before, only a holding in an open
+//     transaction, the row mode's, is bounded so). A holder that is only cut off from the
+//     server has seen lost() fire three heartbeats before.
 //   - Needs session pooling: behind a transaction pooler (PgBouncer's pool_mode=transaction) a
 //     session lock stays with a server connection that other clients then use.
 //
@@ -66,8 +71,9 @@ struct Options {
   std::string schema{};
   // How long open() and each later connection may take to connect.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
-  // A connection that holds locks is asked "SELECT 1" when idle for half of this; if an answer
-  // takes longer than this, the connection counts as broken and its locks as lost.
+  // Every connection is asked "SELECT 1" when idle for half of this; if an answer takes longer
+  // than this, the connection counts as broken and its locks as lost. The server ends a
+  // connection it has heard nothing on for five heartbeats. 0 (no heartbeat) or 100 ms to 1 h.
   std::chrono::milliseconds heartbeat{std::chrono::seconds(2)};
   Mode mode = Mode::advisory;
   // Table mode: how long a lock row lasts without a renewal (at least 100 ms). A crashed
@@ -81,9 +87,10 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
  public:
   // Connects, then creates the schema, the sequence and the contender table if missing (and,
   // in the table mode, its two tables). Throws dlock::Error: invalid_argument (conninfo libpq
-  // cannot read, a table-mode ttl under 100 ms), connect_failed (no
-  // server, no such database, timeout), auth_failed (the server refused the credentials),
-  // permission_denied (no right to create dlock's objects), cancelled, backend_failure.
+  // cannot read, a heartbeat neither 0 nor 100 ms to 1 h, a table-mode ttl under 100 ms),
+  // connect_failed (no server, no such database, timeout), auth_failed (the server refused the
+  // credentials), permission_denied (no right to create dlock's objects), cancelled,
+  // backend_failure.
   static std::shared_ptr<Backend> open(Options options);
   ~Backend() override;
 

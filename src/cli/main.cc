@@ -39,10 +39,14 @@ is not an option of dlock. Where locks live is a backend URL, from --backend or 
 DLOCK_BACKEND variable:
   zk://[user@]host:2181[,host:2181...][/chroot][?session_timeout=10s]   a ZooKeeper ensemble
   zks://host:2281[,...][/chroot][?ca=FILE&cert=FILE&key=FILE]           the same over TLS
-  file:  or  file:///path/to/dir                                         local files, ONE HOST ONLY
-The password of zk://user@... comes from --password-file or the DLOCK_PASSWORD variable, so
-that it need not appear in the URL, where ps shows it.
-Without either, dlock uses file: in a per-user directory ($XDG_RUNTIME_DIR/dlock, else
+  redis://[user@]host:6379[/db][?ttl=10s]                               Redis (rediss:// over TLS)
+  redlock://host:6379,host:6380,host:6381                               Redlock over Redis masters
+  postgres://user@host:5432/dbname[?mode=table|row]                     PostgreSQL
+  mysql://user@host:3306/dbname[?mode=table|row]                        MySQL, MariaDB
+  file:  or  file:///path/to/dir                                        local files, ONE HOST ONLY
+The URL's password comes from --password-file or the DLOCK_PASSWORD variable, so that it need
+not appear in the URL, where ps shows it; `man dlock` lists every option. Without --backend
+or DLOCK_BACKEND, dlock uses file: in a per-user directory ($XDG_RUNTIME_DIR/dlock, else
 /tmp/dlock-UID): it needs no server, and it excludes only processes of this host.)";
 
 constexpr const char* kExamples = R"(EXAMPLES

@@ -13,6 +13,7 @@
 
 #include <dlock/dlock.h>
 
+#include "fault_proxy.h"
 #include "lock_rounds.h"
 #include "mysql_server.h"
 
@@ -292,6 +293,34 @@ TEST_F(MysqlTest, AMissedHeartbeatRaisesLost) {
   EXPECT_LT(took, 3s);
   Mutex other(open(), "/stalled");
   EXPECT_TRUE(other.try_lock_for(5s));
+}
+
+// A holder the server stops hearing from (its host gone, the network cut; here a proxy that
+// swallows everything and keeps the server's side of the connection open) loses the lock on
+// the server too, once the connection has been silent for five heartbeats (wait_timeout,
+// sql/heartbeat.h), instead of the server's default 8 hours.
+TEST_F(MysqlTest, TheServerFreesTheLockOfAHolderItNoLongerHears) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  Mutex holder(dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) + "/" +
+                           database_ + "?heartbeat=500ms"),
+               "/vanished");
+  holder.lock();
+  proxy.blackhole();
+  const auto start = std::chrono::steady_clock::now();
+  Mutex other(open(), "/vanished");
+  EXPECT_TRUE(other.try_lock_for(15s));
+  // wait_timeout is 3 s (2.5 s rounded up to whole seconds) after the last ping.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);
+  EXPECT_TRUE(holder.lost().stop_requested());
+}
+
+TEST_F(MysqlTest, AHeartbeatIsNoneOr100msTo1h) {
+  EXPECT_EQ(open_error(server().url(database_, "?heartbeat=50ms")).code(), errc::invalid_argument);
+  EXPECT_EQ(open_error(server().url(database_, "?heartbeat=2h")).code(), errc::invalid_argument);
+  Mutex mutex(open("?heartbeat=0s"), "/no-heartbeat");
+  mutex.lock();
+  EXPECT_GT(mutex.token(), 0u);
+  mutex.unlock();
 }
 
 // A server that accepts the connection but never greets is given up at the connect timeout.

@@ -249,6 +249,26 @@ TEST_F(PostgresTest, ASilentNetworkIsNoticedWithinTheHeartbeat) {
   EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }, 5s));
   // Late answer: at most a heartbeat after the last one, checked every half heartbeat.
   EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  // The server, which the proxy keeps connected, frees the lock once the holder's connection
+  // has been idle for five heartbeats (idle_session_timeout, sql/heartbeat.h), instead of
+  // keeping it until its TCP keepalive notices, or for ever behind a proxy.
+  Mutex other(open(), "/silent");
+  EXPECT_TRUE(other.try_lock_for(15s));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 6s);
+}
+
+TEST_F(PostgresTest, AHeartbeatIsNoneOr100msTo1h) {
+  Mutex mutex(dlock::open(url() + "?heartbeat=0s"), "/no-heartbeat");
+  mutex.lock();
+  mutex.unlock();
+  for (const char* heartbeat : {"50ms", "2h"}) {
+    try {
+      dlock::open(url() + "?heartbeat=" + heartbeat);
+      ADD_FAILURE() << heartbeat << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument) << heartbeat;
+    }
+  }
 }
 
 TEST_F(PostgresTest, AnEndedWaitLeavesNothingQueuedOrHeld) {

@@ -51,7 +51,8 @@ TYPED_TEST(StalledLinkTest, AStalledHolderLearnsItLostBeforeAnyoneElseGetsIn) {
                                [&] { lost_at = Clock::now().time_since_epoch().count(); });
     proxy.blackhole();
     // The table mode's row expires and the next holder takes it over; in the other modes the
-    // server keeps the lock while the stalled connection lives, until the stall ends.
+    // server ends the silent connection after five heartbeats (backends/sql/heartbeat.h), which
+    // the holder's own heartbeat beats by three at least.
     Mutex next(dlock::open(this->server_.url(query)), "/stalled");
     auto next_holds_since = std::async(std::launch::async, [&] {
       return next.try_lock_for(10s) ? Clock::now().time_since_epoch().count() : Clock::rep{0};

@@ -7,6 +7,7 @@
 #include <dlock/lock_path.h>
 #include <dlock/mysql.h>
 
+#include "backends/sql/heartbeat.h"
 #include "core/await_future.h"
 #include "core/holder_data.h"
 #include "core/refused_contender.h"
@@ -60,6 +61,7 @@ std::shared_ptr<Backend> Backend::open(Options options) {
   if (options.database.empty()) {
     throw Error(errc::invalid_argument, "MySQL needs a database for dlock's table");
   }
+  sql::check_heartbeat(options.heartbeat);
   auto impl = std::make_shared<Impl>(
       mysql_backend::ConnectParams{.host = options.host,
                                    .port = options.port,
@@ -69,7 +71,9 @@ std::shared_ptr<Backend> Backend::open(Options options) {
                                    .ssl_mode = mode,
                                    .ssl_ca = options.ssl_ca,
                                    .connect_timeout = options.connect_timeout,
-                                   .multi_statements = options.mode == Mode::get_lock},
+                                   .multi_statements = options.mode == Mode::get_lock,
+                                   .server_idle_timeout = std::chrono::ceil<std::chrono::seconds>(
+                                       sql::server_idle_timeout(options.heartbeat))},
       options.heartbeat);
   std::shared_ptr<Backend> backend(new Backend(impl));
   const auto deadline = Clock::now() + options.connect_timeout;

@@ -84,6 +84,12 @@ void MyConnection::open(std::shared_ptr<detail::Executor> executor, const Connec
     mysql_options(mysql, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
   }
   if (!params.ssl_ca.empty()) mysql_options(mysql, MYSQL_OPT_SSL_CA, params.ssl_ca.c_str());
+  if (params.server_idle_timeout.count() > 0) {
+    // Run by the handshake itself: no round trip of its own.
+    const std::string idle =
+        "SET SESSION wait_timeout = " + std::to_string(params.server_idle_timeout.count());
+    mysql_options(mysql, MYSQL_INIT_COMMAND, idle.c_str());
+  }
 
   std::shared_ptr<MyConnection> connection(new MyConnection(executor, mysql));
   // Called once: by the connector's end or by the deadline, whichever comes first.
@@ -281,6 +287,7 @@ void MyConnection::watch_idle() {
 }
 
 void MyConnection::keep_alive(Clock::duration period) {
+  if (period <= Clock::duration::zero()) return;      // no heartbeat
   if (heartbeat_ != Clock::duration::zero()) return;  // a connection used again keeps beating
   heartbeat_ = period;
   beat();

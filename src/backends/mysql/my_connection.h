@@ -34,6 +34,9 @@ struct ConnectParams {
   // Lets one query carry several statements (CLIENT_MULTI_STATEMENTS). Only the named-lock
   // mode sends such queries; the table and row modes' connections stay without it.
   bool multi_statements = false;
+  // The server ends the connection, freeing its locks, once it has heard nothing on it for this
+  // long (wait_timeout; sql/heartbeat.h). Zero keeps the server's own.
+  std::chrono::seconds server_idle_timeout{};
 };
 
 // What a query or a connection attempt ended with.
@@ -80,8 +83,8 @@ class MyConnection : public std::enable_shared_from_this<MyConnection> {
   std::uint64_t id() const noexcept { return id_; }
   bool broken() const noexcept { return broken_; }
 
-  // From now on, ping when idle for half of `period`; an answer later than `period` breaks
-  // the connection. Later calls change nothing.
+  // From now on, ping when idle for half of `period` (none if zero); an answer later than
+  // `period` breaks the connection. Later calls change nothing.
   void keep_alive(Clock::duration period);
 
   // Calls `lost` once when the connection breaks or is closed (at once, posted, if it already

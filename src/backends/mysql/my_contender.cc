@@ -109,7 +109,6 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       // The waiter row goes with the release: deleting it now would hold the release up by a
       // round trip, on the hand-off's path. status() does not count it meanwhile.
       const std::uint64_t waiter_row = std::exchange(waiter_row_, 0);
-      connection_->keep_alive(site_->core->heartbeat);
       return finish(
           Outcome::success(MyHolding::make(site_->core, connection_, reply.insert_id, waiter_row)));
     }

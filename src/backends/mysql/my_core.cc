@@ -48,6 +48,9 @@ void Backend::Impl::connect(Use use) {
         if (connection) {
           std::erase_if(self->connections_, [](auto& c) { return c.expired(); });
           self->connections_.push_back(connection);
+          // Every connection beats, so that the server's wait_timeout (sql/heartbeat.h) ends
+          // only the connections of a client that is gone.
+          connection->keep_alive(self->heartbeat);
         }
         use(std::move(connection), std::move(reply));
       });

@@ -61,16 +61,14 @@ void MyLink::open_session(Clock::time_point, Opened opened) {
   }
   // Each connection is bounded by the connect timeout; the attempt's own deadline ends it
   // earlier if need be.
-  core->open_connection(
-      [executor = executor_, core = core_, heartbeat = core->heartbeat, opened = std::move(opened)](
-          std::shared_ptr<MyConnection> connection, Reply reply) {
-        executor->post([opened, core, heartbeat, connection = std::move(connection),
-                        reply = std::move(reply)]() mutable {
+  core->open_connection([executor = executor_, core = core_, opened = std::move(opened)](
+                            std::shared_ptr<MyConnection> connection, Reply reply) {
+    executor->post(
+        [opened, core, connection = std::move(connection), reply = std::move(reply)]() mutable {
           if (!connection) return opened(nullptr, result_of(std::move(reply)));
-          connection->keep_alive(heartbeat);
           opened(std::make_shared<MySession>(std::move(connection), core), {});
         });
-      });
+  });
 }
 
 void MyLink::interrupt(const sql::Session& session, Done done) {

@@ -7,6 +7,7 @@
 #include <dlock/postgres.h>
 
 #include "advisory_key.h"
+#include "backends/sql/heartbeat.h"
 #include "core/await_future.h"
 #include "core/holder_data.h"
 #include "core/lock_path.h"
@@ -55,6 +56,7 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     throw Error(errc::invalid_argument,
                 "schema '" + options.schema + "': at most 63 of A-Z, a-z, 0-9 and _");
   }
+  sql::check_heartbeat(options.heartbeat);
   postgres_backend::ConnectParams params{{"dbname", options.conninfo}};
   if (options.password) params.emplace_back("password", *options.password);
   // A socket nobody answers on is noticed by the heartbeat; keepalives also end a connection

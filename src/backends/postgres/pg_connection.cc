@@ -8,6 +8,8 @@
 
 #include <dlock/error.h>
 
+#include "backends/sql/heartbeat.h"
+
 namespace dlock::postgres_backend {
 
 namespace {
@@ -283,7 +285,19 @@ void PgConnection::finish_current(Reply reply) {
 
 void PgConnection::start() {
   wait_readable();
-  if (heartbeat_.count() > 0) beat();
+  if (heartbeat_.count() <= 0) return;
+  beat();
+  // The server ends the connection, freeing its locks, once it has heard nothing on it for
+  // five heartbeats (sql/heartbeat.h); the first query, so before any lock is taken.
+  // idle_session_timeout is PostgreSQL 14's; older servers only bound an open transaction.
+  const std::string idle = std::to_string(
+      sql::server_idle_timeout(std::chrono::duration_cast<std::chrono::milliseconds>(heartbeat_))
+          .count());
+  query(PQserverVersion(pg(conn_)) >= 140000
+            ? "SELECT set_config('idle_session_timeout', $1, false), "
+              "set_config('idle_in_transaction_session_timeout', $1, false)"
+            : "SELECT set_config('idle_in_transaction_session_timeout', $1, false)",
+        {idle}, [](Reply) {});
 }
 
 void PgConnection::beat() {
