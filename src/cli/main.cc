@@ -60,10 +60,22 @@ constexpr const char* kExamples = R"(EXAMPLES
     dlock status /jobs/nightly
     dlock list --json /jobs)";
 
-std::string backend_url(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("DLOCK_BACKEND"); env && *env) return env;
-  return "file:";
+// The backend URL: --backend's, else DLOCK_BACKEND's, else file:. A DLOCK_BACKEND that is set
+// but empty (a template that lost its value) is refused rather than read as "file:", which
+// would quietly make a lock of many hosts a lock of each host. Prints and returns false then.
+bool backend_url(const std::string& flag, std::string& url) {
+  if (!flag.empty()) {
+    url = flag;
+    return true;
+  }
+  const char* env = std::getenv("DLOCK_BACKEND");
+  if (env != nullptr && *env == '\0') {
+    std::fprintf(stderr,
+                 "dlock: DLOCK_BACKEND is set but empty: name a backend, or unset it for file:\n");
+    return false;
+  }
+  url = env != nullptr ? env : "file:";
+  return true;
 }
 
 // An empty value is a mistake (an unset variable in a script), never "the default".
@@ -241,7 +253,8 @@ int main(int argc, char** argv) {
     return status == 0 ? 0 : kUsage;
   }
 
-  const std::string url = backend_url(backend_flag);
+  std::string url;
+  if (!backend_url(backend_flag, url)) return kUsage;
   OpenOptions open_options;
   if (!read_password(password_file, open_options.password)) return kUsage;
   if (*status_cmd) return show_status(url, open_options, lock_name(status_name), status_json_flag);

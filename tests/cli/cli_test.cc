@@ -280,6 +280,10 @@ TEST_F(CliTest, EmptyValuesUnknownCommandsAndHostileNames) {
   }
   const Finished empty_backend = run({dlock_cli(), "--backend", "", "status", "/a"});
   EXPECT_EQ(64, empty_backend.status) << empty_backend.err;
+  // An empty variable is not "no variable": it would make a lock of many hosts one per host.
+  const Finished empty_variable = run({dlock_cli(), "run", "/a", "--", "true"}, {"DLOCK_BACKEND="});
+  EXPECT_EQ(64, empty_variable.status) << empty_variable.err;
+  EXPECT_NE(std::string::npos, empty_variable.err.find("DLOCK_BACKEND is set but empty"));
   EXPECT_FALSE(file_exists(dir_.file("long"))) << "a refused name left a directory behind";
 }
 

@@ -4,7 +4,8 @@
 //     nobody else is let in before it knows;
 //   - a timed acquisition on a server that stops answering ends by its deadline (plus
 //     kAnswerGrace, 0.5 s), not after the connection's longer timeouts;
-//   - a connection reset while idle costs the next acquisition nothing.
+//   - a connection reset while idle costs the next acquisition nothing;
+//   - a table-mode release whose connection was reset still reaches the server.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -101,6 +102,23 @@ TYPED_TEST(StalledLinkTest, AConnectionResetWhileIdleCostsTheNextAcquisitionNoth
     Mutex second(backend, "/reset");
     EXPECT_TRUE(second.try_lock_for(5s));
   }
+}
+
+// The table mode's row outlives connections: a release whose connection was reset is sent again
+// on a new one, and the backend's destructor waits for it, so that a process that unlocks and
+// exits leaves no row to expire (it stayed for the ttl before, 30 s here).
+TYPED_TEST(StalledLinkTest, ATableModeReleaseAfterAResetReachesTheServerBeforeTheBackendCloses) {
+  const std::string query = "mode=table&ttl=30s";
+  FaultProxy proxy(TypeParam::port(), FaultProxy::Framing::bytes);
+  {
+    auto backend = this->open_through(proxy, query);
+    Mutex holder(backend, "/reset-release");
+    holder.lock();
+    proxy.reset();
+    holder.unlock();
+  }
+  Mutex next(dlock::open(this->server_.url(query)), "/reset-release");
+  EXPECT_TRUE(next.try_lock());
 }
 
 }  // namespace

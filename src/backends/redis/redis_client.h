@@ -16,8 +16,8 @@
 
 #include <dlock/open.h>
 
-#include "background_work.h"
 #include "connection.h"
+#include "core/background_work.h"
 #include "core/executor.h"
 #include "lease/lease_clock.h"
 #include "lease/timer_service.h"
@@ -62,7 +62,7 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
   void remove_waiter(const std::string& id);
 
   // Releases on their way to the server, which drain() waits for.
-  BackgroundWork& background() noexcept { return background_; }
+  detail::BackgroundWork& background() noexcept { return background_; }
   // Waits until every background command has ended, or until `deadline`. Returns at once on
   // the executor's thread, which those commands need.
   void drain(Clock::time_point deadline);
@@ -89,7 +89,7 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
   std::mutex mu_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::string, Wake> waiters_;
-  BackgroundWork background_;
+  detail::BackgroundWork background_;
 };
 
 // Whether a failure may pass if the same command is sent again.

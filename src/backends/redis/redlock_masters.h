@@ -12,8 +12,8 @@
 
 #include <dlock/open.h>
 
-#include "background_work.h"
 #include "connection.h"
+#include "core/background_work.h"
 #include "core/executor.h"
 #include "lease/lease_clock.h"
 #include "lease/timer_service.h"
@@ -74,7 +74,7 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
   const std::shared_ptr<detail::Executor>& executor() const noexcept { return executor_; }
   lease::TimerService& timers() noexcept { return timers_; }
   // Releases on their way to the masters, which a backend's destructor waits for.
-  BackgroundWork& background() noexcept { return background_; }
+  detail::BackgroundWork& background() noexcept { return background_; }
 
  private:
   explicit RedlockMasters(RedlockOptions options);
@@ -83,7 +83,7 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
   const std::shared_ptr<detail::Executor> executor_;
   lease::ExecutorTimers timers_;
   std::vector<std::shared_ptr<Connection>> connections_;
-  BackgroundWork background_;
+  detail::BackgroundWork background_;
 };
 
 // What master `index` said instead of a good answer, as "redis h:p: why", for messages.

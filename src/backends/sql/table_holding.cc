@@ -4,6 +4,33 @@
 
 namespace dlock::sql {
 
+namespace {
+
+constexpr std::chrono::milliseconds kReleaseRetry{100};
+
+// Deletes `owner`'s row, again after a connection that failed (the link connects anew; the
+// DELETE of our own row can be repeated), until `give_up`, when the row expires anyway.
+void release_until(std::shared_ptr<TableLocks> locks, std::string owner,
+                   Clock::time_point give_up) {
+  // Read before `locks` moves into the callback (arguments are evaluated in any order).
+  Link& link = locks->link();
+  const std::string& release = locks->sql().release;
+  link.run(release, {owner}, [locks = std::move(locks), owner, give_up](Result result) mutable {
+    const bool retry =
+        result.error == errc::connection_lost || result.error == errc::connect_failed;
+    if (!retry || Clock::now() + kReleaseRetry >= give_up) {
+      return locks->releases().ended();
+    }
+    detail::Executor& executor = *locks->shared_link()->executor();
+    executor.post_at(Clock::now() + kReleaseRetry,
+                     [locks = std::move(locks), owner = std::move(owner), give_up] {
+                       release_until(locks, owner, give_up);
+                     });
+  });
+}
+
+}  // namespace
+
 TableHolding::TableHolding(std::shared_ptr<TableLocks> locks, std::string owner,
                            std::uint64_t token)
     : Holding(std::move(owner), token), locks_(std::move(locks)) {}
@@ -35,10 +62,10 @@ std::shared_ptr<TableHolding> TableHolding::start(std::shared_ptr<TableLocks> lo
 
 void TableHolding::do_release() noexcept {
   watchdog_->stop();
-  // One try: a row left behind by a failed DELETE expires within the ttl anyway.
-  locks_->shared_link()->executor()->post([locks = locks_, owner = node()] {
-    locks->link().run(locks->sql().release, {owner}, [](Result) {});
-  });
+  locks_->releases().started();
+  const Clock::time_point give_up = Clock::now() + locks_->terms().ttl;
+  locks_->shared_link()->executor()->post(
+      [locks = locks_, owner = node(), give_up] { release_until(locks, owner, give_up); });
 }
 
 }  // namespace dlock::sql

@@ -53,4 +53,8 @@ std::chrono::milliseconds TableLocks::loss_notice() const noexcept {
          terms_.margin;
 }
 
+void TableLocks::drain_releases(Clock::time_point deadline) {
+  if (!shared_link()->executor()->in_executor_thread()) releases_.drain(deadline);
+}
+
 }  // namespace dlock::sql

@@ -25,6 +25,7 @@
 
 #include <dlock/backend.h>
 
+#include "core/background_work.h"
 #include "core/contender.h"
 #include "lease/lease_clock.h"
 #include "lease/timer_service.h"
@@ -52,11 +53,18 @@ class TableLocks : public ModeTables, public std::enable_shared_from_this<TableL
   const TableStatements& sql() const noexcept { return sql_; }
   const lease::LeaseTerms& terms() const noexcept { return terms_; }
   lease::TimerService& timers() noexcept { return timers_; }
+  // The releases still on their way to the server, which a release's DELETE tells of.
+  detail::BackgroundWork& releases() noexcept { return releases_; }
+  // For the backend's destructor, before it closes the connections: waits until the releases
+  // under way reached the server, or until `deadline`, so that a process that unlocks and exits
+  // does not leave its rows to expire. Returns at once on the executor's thread, which they need.
+  void drain_releases(Clock::time_point deadline);
 
  private:
   const TableStatements sql_;
   const lease::LeaseTerms terms_;
   lease::ExecutorTimers timers_;
+  detail::BackgroundWork releases_;
 };
 
 }  // namespace dlock::sql

@@ -1,15 +1,15 @@
 // Commands that must reach the server before the process may end (releases): a backend's
 // destructor drains them, so that a program that unlocks and returns from main() does not
 // leave its locks to expire.
-#ifndef DLOCK_SRC_BACKENDS_REDIS_BACKGROUND_WORK_H_
-#define DLOCK_SRC_BACKENDS_REDIS_BACKGROUND_WORK_H_
+#ifndef DLOCK_SRC_CORE_BACKGROUND_WORK_H_
+#define DLOCK_SRC_CORE_BACKGROUND_WORK_H_
 
 #include <condition_variable>
 #include <mutex>
 
 #include <dlock/clock.h>
 
-namespace dlock::redis_backend {
+namespace dlock::detail {
 
 // Thread safety: safe for concurrent use.
 class BackgroundWork {
@@ -35,6 +35,6 @@ class BackgroundWork {
   int running_ = 0;
 };
 
-}  // namespace dlock::redis_backend
+}  // namespace dlock::detail
 
-#endif  // DLOCK_SRC_BACKENDS_REDIS_BACKGROUND_WORK_H_
+#endif  // DLOCK_SRC_CORE_BACKGROUND_WORK_H_
