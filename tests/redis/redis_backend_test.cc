@@ -544,6 +544,26 @@ TEST_F(RedisBackendTest, ASemaphoreAdmitsItsPermitsAndRefusesOtherCounts) {
   EXPECT_THROW(mutex.lock(), Error);
 }
 
+// A path that names another lock's bookkeeping key is refused: "/y:dlock:kind" held as a lock
+// would be overwritten by "/y" recording its kind, and would lose its lease to it.
+TEST_F(RedisBackendTest, APathNamingDlocksOwnKeysIsRefused) {
+  auto backend = open();
+  for (const char* path : {"/y:dlock:kind", "/y:dlock:queue", "/a/b:dlock:holder/c"}) {
+    SCOPED_TRACE(path);
+    try {
+      Mutex mutex(backend, path);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_path);
+      EXPECT_NE(std::string(e.what()).find(":dlock: is reserved"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(backend->status(path), Error);
+  }
+  Mutex plain(backend, "/y:dlock");  // only the text between the colons is reserved
+  plain.lock();
+  plain.unlock();
+}
+
 // redis-py's Lock (Debian's python3-redis) on the same key: each excludes the other.
 TEST_F(RedisBackendTest, RedisPyLockAndDlockExcludeEachOther) {
   auto backend = open();

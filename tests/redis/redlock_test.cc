@@ -72,6 +72,18 @@ TEST_F(RedlockTest, EveryMasterHoldsTheValueAndASecondClientIsKeptOut) {
   theirs.unlock();
 }
 
+// "/y:dlock:holder" would be the record key of "/y" on every master.
+TEST_F(RedlockTest, APathNamingDlocksOwnKeysIsRefused) {
+  auto backend = open();
+  try {
+    Mutex mutex(backend, "/y:dlock:holder");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_path);
+  }
+  EXPECT_THROW(backend->status("/y:dlock:holder"), Error);
+}
+
 TEST_F(RedlockTest, TheLeaseIsRenewedOnEveryMasterPastItsTtl) {
   auto backend = open("ttl=300ms");
   Mutex mutex(backend, "/renewed");

@@ -12,14 +12,18 @@
 
 #include "core/contender.h"
 #include "redlock_masters.h"
+#include "scripts.h"
 
 namespace dlock::redis_backend {
 
 // The keys of one path on each master: the lock key (the path itself, redis-py's and
 // node-redlock's convention) and the holder record beside it.
 struct RedlockKeys {
+  // Throws dlock::Error(invalid_path) for a path check_unreserved() refuses.
   explicit RedlockKeys(std::string_view path)
-      : lock(path), record(std::string(path) + std::string(kRedlockRecordSuffix)) {}
+      : lock(path), record(std::string(path) + std::string(kRedlockRecordSuffix)) {
+    check_unreserved(path);
+  }
   static constexpr std::string_view kRedlockRecordSuffix = ":dlock:holder";
   std::string lock;
   std::string record;

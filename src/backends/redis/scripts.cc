@@ -2,6 +2,9 @@
 
 #include <openssl/sha.h>
 
+#include <dlock/error.h>
+#include <dlock/lock_path.h>
+
 namespace dlock::redis_backend {
 
 namespace {
@@ -305,7 +308,15 @@ Script make_script(std::string_view body) {
 
 }  // namespace
 
+void check_unreserved(std::string_view path) {
+  if (path.find(kReservedInPaths) != std::string_view::npos) {
+    throw Error(errc::invalid_path, printable(path) + ": names dlock's own keys on Redis (" +
+                                        std::string(kReservedInPaths) + " is reserved)");
+  }
+}
+
 LockKeys::LockKeys(std::string_view path) {
+  check_unreserved(path);
   const std::string base(path);
   all = {base,
          base + ":dlock:queue",

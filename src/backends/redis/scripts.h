@@ -44,6 +44,13 @@ Command script_command(const Script& script, bool by_sha, const std::vector<std:
 // The suffix that names a path's bookkeeping keys; list() looks for it.
 inline constexpr std::string_view kKindSuffix = ":dlock:kind";
 
+// What follows a path in the name of each of dlock's bookkeeping keys (LockKeys, RedlockKeys).
+// A lock path may not contain it, so no lock's key is another lock's bookkeeping: "/y:dlock:kind"
+// would otherwise be the kind key of "/y", and each lock would overwrite the other's.
+inline constexpr std::string_view kReservedInPaths = ":dlock:";
+// Throws dlock::Error(invalid_path) for a path that contains kReservedInPaths.
+void check_unreserved(std::string_view path);
+
 }  // namespace dlock::redis_backend
 
 #endif  // DLOCK_SRC_BACKENDS_REDIS_SCRIPTS_H_
