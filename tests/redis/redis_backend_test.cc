@@ -99,6 +99,50 @@ TEST_F(RedisBackendTest, LostFiresBeforeAPausedServerCanExpireTheKey) {
   own.resume();
 }
 
+// A waiter's request that a paused server runs only after the holder's key expired is granted
+// by a reply older than the ttl: a lease counted from its sending would be over before it
+// began. The waiter asks again (the script renews the key and grants it with the same token)
+// and holds on a fresh lease, instead of a holding whose lost() fires at once.
+TEST_F(RedisBackendTest, AGrantThatArrivesPastItsTtlIsAskedAgainForAFreshLease) {
+  RedisServer own;
+  auto holding_backend = dlock::open(own.url() + "?ttl=500ms");
+  auto waiting_backend = dlock::open(own.url() + "?ttl=500ms");
+  Mutex holder(holding_backend, "/late");
+  holder.lock();
+  Mutex waiter(waiting_backend, "/late");
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(10s); });
+  std::this_thread::sleep_for(100ms);  // the waiter is queued and refreshes its entry
+  own.pause();
+  std::this_thread::sleep_for(1500ms);
+  own.resume();
+  ASSERT_TRUE(waited.get());
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(waiter.lost().stop_requested());
+  EXPECT_GT(waiter.token(), 0u);
+  waiter.unlock();
+}
+
+// A timed wait on a server that stopped answering ends by its deadline (plus kAnswerGrace), and
+// so does the program: the backend's destructor does not wait for the ended attempt's clean-up
+// (its queue entry expires by itself), only for holders' releases. It waited 1 s more, which
+// the dlock command's -w showed as an exit 1 to 1.5 s late.
+TEST_F(RedisBackendTest, ATimedWaitOnASilentServerEndsWithoutWaitingForItsCleanUp) {
+  RedisServer own;
+  auto holding_backend = dlock::open(own.url() + "?ttl=10s");
+  Mutex holder(holding_backend, "/silent");
+  holder.lock();
+  const auto started = Clock::now();
+  {
+    auto waiting_backend = dlock::open(own.url() + "?ttl=10s");
+    Mutex waiter(waiting_backend, "/silent");
+    EXPECT_FALSE(waiter.try_lock_for(300ms));  // queued
+    own.pause();
+    EXPECT_FALSE(waiter.try_lock_for(500ms));
+  }
+  EXPECT_LT(Clock::now() - started, 300ms + 500ms + 500ms /* kAnswerGrace */ + 300ms);
+  own.resume();
+}
+
 TEST_F(RedisBackendTest, ARestartThatLosesTheDataEndsTheLeaseAndTokensStillGrow) {
   RedisServer own;
   auto backend = dlock::open(own.url() + "?ttl=500ms&connect_timeout=300ms");

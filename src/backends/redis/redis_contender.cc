@@ -146,6 +146,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       return retry_at(Clock::now() + kTransientRetry);
     }
     const bool granted = reply.elements.size() == 2 && reply.elements[0].integer == 1;
+    // A grant whose reply took over half a ttl (a server that stalled) would start a lease with
+    // little or nothing left of it, counted from the sending: asked again, the script renews
+    // the key and grants it to us again, with the same token, and the lease starts afresh.
+    if (granted && Clock::now() - sent > site_->client->ttl() / 2) return step();
     if (granted) {
       const auto token = static_cast<std::uint64_t>(reply.elements[1].integer);
       return finish(
@@ -209,7 +213,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     // A queue entry (even one whose reply was lost), or a grant still on its way: the release
     // script removes either.
     if (!outcome.holding && (may_be_queued_ || in_flight_)) {
-      release_in_background(site_->client, site_->keys, id_, Clock::now() + site_->client->ttl());
+      release_in_background(site_->client, site_->keys, id_, Clock::now() + site_->client->ttl(),
+                            Drain::no);
     }
     detail::Contender::Done done = std::move(done_);
     done(std::move(outcome));

@@ -10,21 +10,22 @@ constexpr std::chrono::milliseconds kReleaseRetry{200};
 
 // One try of release_in_background(), and the next after a transient failure.
 void release_until(std::shared_ptr<RedisClient> client, LockKeys keys, std::string id,
-                   Clock::time_point give_up) {
+                   Clock::time_point give_up, Drain drain) {
   RedisClient& runner = *client;
   runner.run(release_script(), keys, {id},
-             [client = std::move(client), keys, id, give_up](std::error_code ec, const std::string&,
-                                                             Reply) mutable {
+             [client = std::move(client), keys, id, give_up, drain](
+                 std::error_code ec, const std::string&, Reply) mutable {
                const bool retry = ec == errc::connection_lost || ec == errc::connect_failed;
                if (!retry || Clock::now() + kReleaseRetry >= give_up) {
-                 return client->background().ended();
+                 if (drain == Drain::yes) client->background().ended();
+                 return;
                }
                detail::Executor& executor = *client->executor();
                executor.post_at(Clock::now() + kReleaseRetry,
                                 [client = std::move(client), keys = std::move(keys),
-                                 id = std::move(id), give_up]() mutable {
+                                 id = std::move(id), give_up, drain]() mutable {
                                   release_until(std::move(client), std::move(keys), std::move(id),
-                                                give_up);
+                                                give_up, drain);
                                 });
              });
 }
@@ -61,13 +62,13 @@ std::shared_ptr<RedisHolding> RedisHolding::start(std::shared_ptr<RedisClient> c
 
 void RedisHolding::do_release() noexcept {
   watchdog_->stop();
-  release_in_background(client_, keys_, node(), watchdog_->deadline());
+  release_in_background(client_, keys_, node(), watchdog_->deadline(), Drain::yes);
 }
 
 void release_in_background(std::shared_ptr<RedisClient> client, LockKeys keys, std::string id,
-                           Clock::time_point give_up) {
-  client->background().started();
-  release_until(std::move(client), std::move(keys), std::move(id), give_up);
+                           Clock::time_point give_up, Drain drain) {
+  if (drain == Drain::yes) client->background().started();
+  release_until(std::move(client), std::move(keys), std::move(id), give_up, drain);
 }
 
 }  // namespace dlock::redis_backend

@@ -34,11 +34,17 @@ class RedisHolding final : public detail::Holding,
   std::shared_ptr<lease::Watchdog> watchdog_;
 };
 
+// Whether the backend's destructor waits for a release sent in the background: a holder's, so
+// that a process that unlocks and exits does not leave its lock to expire; not an ended
+// attempt's clean-up, whose queue entry expires by itself, so that a timed acquisition on a
+// server that stopped answering does not hold the process up past its deadline.
+enum class Drain { yes, no };
+
 // Runs the release script for `id` (a holder's or a waiter's), again after each transient
 // failure until `give_up`, when whatever it held has expired on the server anyway. Never
 // blocks.
 void release_in_background(std::shared_ptr<RedisClient> client, LockKeys keys, std::string id,
-                           Clock::time_point give_up);
+                           Clock::time_point give_up, Drain drain);
 
 }  // namespace dlock::redis_backend
 
