@@ -1,6 +1,7 @@
 #include "url.h"
 
 #include <algorithm>
+#include <vector>
 
 #include <dlock/error.h>
 #include <dlock/open.h>
@@ -21,18 +22,60 @@ Url split_scheme(std::string_view url) {
 }
 
 void bad_url(std::string_view url, const std::string& why) {
-  throw Error(errc::invalid_argument, "backend URL '" + redacted(url) + "': " + why);
+  throw Error(errc::invalid_argument, "backend URL '" + redacted(url) + "': " + redacted(why, url));
 }
 
-std::string redacted(std::string_view url) {
-  const std::size_t authority = url.find("//");
-  if (authority == std::string_view::npos) return std::string(url);
-  const std::size_t end = url.find_first_of("/?", authority + 2);
-  const std::size_t at = url.substr(0, end).rfind('@');
-  if (at == std::string_view::npos || at < authority) return std::string(url);
-  const std::size_t colon = url.substr(0, at).find(':', authority);
-  if (colon == std::string_view::npos) return std::string(url);
-  return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+namespace {
+
+// The passwords written in `url`, as written (not decoded).
+std::vector<std::string_view> passwords_in(std::string_view url) {
+  std::vector<std::string_view> found;
+  // scheme://user:password@host...
+  if (const std::size_t authority = url.find("//"); authority != std::string_view::npos) {
+    const std::size_t end = url.find_first_of("/?", authority + 2);
+    const std::size_t at = url.substr(0, end).rfind('@');
+    if (at != std::string_view::npos && at > authority) {
+      const std::size_t colon = url.substr(0, at).find(':', authority);
+      if (colon != std::string_view::npos) found.push_back(url.substr(colon + 1, at - colon - 1));
+    }
+  }
+  // password=value in a query or a key=value string; a value may be quoted ('...', with \'
+  // and \\ inside) in the latter.
+  constexpr std::string_view kKey = "password";
+  for (std::size_t at = url.find(kKey); at != std::string_view::npos;
+       at = url.find(kKey, at + kKey.size())) {
+    const bool starts = at == 0 || url[at - 1] == '?' || url[at - 1] == '&' || url[at - 1] == ' ' ||
+                        url[at - 1] == ':';
+    std::size_t value = url.find_first_not_of(' ', at + kKey.size());
+    if (!starts || value == std::string_view::npos || url[value] != '=') continue;
+    value = url.find_first_not_of(' ', value + 1);
+    if (value == std::string_view::npos) break;
+    std::size_t end = value;
+    if (url[value] == '\'') {
+      for (end = value + 1; end < url.size() && url[end] != '\''; ++end) {
+        if (url[end] == '\\') ++end;
+      }
+      end = std::min(end + 1, url.size());
+    } else {
+      end = std::min(url.find_first_of(" &", value), url.size());
+    }
+    found.push_back(url.substr(value, end - value));
+  }
+  return found;
+}
+
+}  // namespace
+
+std::string redacted(std::string_view text, std::string_view url) {
+  std::string out(text);
+  for (const std::string_view password : passwords_in(url)) {
+    if (password.empty()) continue;
+    for (std::size_t at = out.find(password); at != std::string::npos;
+         at = out.find(password, at + 3)) {
+      out.replace(at, password.size(), "***");
+    }
+  }
+  return out;
 }
 
 std::string percent_decode(std::string_view url, std::string_view text) {

@@ -35,12 +35,15 @@ UrlParts split_url(std::string_view url, std::string_view rest, std::string_view
 // if it is not one.
 std::chrono::milliseconds url_duration(std::string_view url, std::string_view value);
 
-// Throws dlock::Error(invalid_argument): "backend URL '<url>': <why>", the URL's password
-// hidden.
+// Throws dlock::Error(invalid_argument): "backend URL '<url>': <why>", the URL's passwords
+// hidden in both (`why` may quote the URL, or a piece of it, as libpq's messages do).
 [[noreturn]] void bad_url(std::string_view url, const std::string& why);
 
-// `url` with the password of its user (scheme://user:password@...) replaced by "***".
-std::string redacted(std::string_view url);
+// `text` with every password that `url` holds replaced by "***": its user's
+// (scheme://user:password@...), and the value of each password= option, in a query
+// (?password=...) or in a libpq key=value string (password=... or password='...').
+std::string redacted(std::string_view text, std::string_view url);
+inline std::string redacted(std::string_view url) { return redacted(url, url); }
 
 // `text`, a part of `url`, with each "%XX" replaced by its byte. Throws as bad_url for a '%'
 // not followed by two hex digits.

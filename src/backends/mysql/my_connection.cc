@@ -22,12 +22,13 @@ void init_library() {
 }
 
 // Error numbers of the server (ER_*) and of the connector (CR_*) that mean something to dlock.
-constexpr unsigned kDbAccessDenied = 1044;        // ER_DBACCESS_DENIED_ERROR
-constexpr unsigned kAccessDenied = 1045;          // ER_ACCESS_DENIED_ERROR
-constexpr unsigned kTableAccessDenied = 1142;     // ER_TABLEACCESS_DENIED_ERROR
-constexpr unsigned kSpecificAccessDenied = 1227;  // ER_SPECIFIC_ACCESS_DENIED_ERROR
-constexpr unsigned kServerGone = 2006;            // CR_SERVER_GONE_ERROR
-constexpr unsigned kServerLost = 2013;            // CR_SERVER_LOST
+constexpr unsigned kDbAccessDenied = 1044;          // ER_DBACCESS_DENIED_ERROR
+constexpr unsigned kAccessDenied = 1045;            // ER_ACCESS_DENIED_ERROR
+constexpr unsigned kAccessDeniedNoPassword = 1698;  // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
+constexpr unsigned kTableAccessDenied = 1142;       // ER_TABLEACCESS_DENIED_ERROR
+constexpr unsigned kSpecificAccessDenied = 1227;    // ER_SPECIFIC_ACCESS_DENIED_ERROR
+constexpr unsigned kServerGone = 2006;              // CR_SERVER_GONE_ERROR
+constexpr unsigned kServerLost = 2013;              // CR_SERVER_LOST
 
 }  // namespace
 
@@ -307,7 +308,7 @@ void MyConnection::beat() {
 Reply MyConnection::error_reply(std::error_code fallback) const {
   const unsigned number = mysql_errno(handle(mysql_));
   std::error_code code = fallback;
-  if (number == kAccessDenied) {
+  if (number == kAccessDenied || number == kAccessDeniedNoPassword) {
     code = make_error_code(errc::auth_failed);
   } else if (number == kServerGone || number == kServerLost) {
     code =

@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <charconv>
 #include <memory>
 
 #include <dlock/error.h>
@@ -22,11 +23,36 @@ namespace dlock::detail {
 
 namespace {
 
+// Each port of libpq's comma-separated list ("" for the default) from 1 to 65535; libpq itself
+// would accept 0 or 99999 and fail only when connecting, as an unreachable server.
+void check_ports(std::string_view url, std::string_view ports) {
+  while (true) {
+    const std::string_view port = ports.substr(0, ports.find(','));
+    int value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (!port.empty() &&
+        (ec != std::errc() || end != port.data() + port.size() || value < 1 || value > 65535)) {
+      bad_url(url, "port '" + std::string(port) + "' is not a number from 1 to 65535");
+    }
+    if (port.size() == ports.size()) return;
+    ports.remove_prefix(port.size() + 1);
+  }
+}
+
 // Asks libpq whether it can read `conninfo`; a URL it cannot read is a bad URL.
 void check_with_libpq(std::string_view url, const std::string& conninfo) {
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
-  if (options) return PQconninfoFree(options);
+  if (options) {
+    std::string ports;
+    for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+      if (std::string_view(option->keyword) == "port" && option->val != nullptr) {
+        ports = option->val;
+      }
+    }
+    PQconninfoFree(options);
+    return check_ports(url, ports);
+  }
   std::string why = error ? error : "libpq cannot read it";
   PQfreemem(error);
   while (!why.empty() && why.back() == '\n') why.pop_back();

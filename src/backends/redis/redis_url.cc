@@ -21,12 +21,14 @@ using redis_backend::RedlockOptions;
 
 constexpr std::chrono::milliseconds kShortestTtl{100};
 
-int parse_number(std::string_view url, std::string_view text, const char* what, int largest) {
+int parse_number(std::string_view url, std::string_view text, const char* what, int smallest,
+                 int largest) {
   int value = -1;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > largest) {
-    bad_url(url, std::string(what) + " '" + std::string(text) + "' is not a number from 0 to " +
-                     std::to_string(largest));
+  if (ec != std::errc() || end != text.data() + text.size() || value < smallest ||
+      value > largest) {
+    bad_url(url, std::string(what) + " '" + std::string(text) + "' is not a number from " +
+                     std::to_string(smallest) + " to " + std::to_string(largest));
   }
   return value;
 }
@@ -49,7 +51,7 @@ void parse_host(std::string_view url, std::string_view authority, Endpoint& endp
     if (colon != std::string_view::npos) port = authority.substr(colon + 1);
   }
   if (endpoint.host.empty()) bad_url(url, "no host");
-  endpoint.port = std::to_string(parse_number(url, port, "port", 65535));
+  endpoint.port = std::to_string(parse_number(url, port, "port", 1, 65535));
 }
 
 // What every server of a URL shares: credentials, database, options. The hosts are left to
@@ -58,7 +60,7 @@ Endpoint endpoint_from_url(std::string_view url, const UrlParts& parts, bool tls
                            const OpenOptions& open, std::chrono::milliseconds& ttl) {
   Endpoint endpoint;
   if (parts.path.size() > 1)
-    endpoint.db = parse_number(url, parts.path.substr(1), "database", 1 << 30);
+    endpoint.db = parse_number(url, parts.path.substr(1), "database", 0, 1 << 30);
   if (parts.user_info) {
     const std::size_t colon = parts.user_info->find(':');
     endpoint.user = percent_decode(url, parts.user_info->substr(0, colon));

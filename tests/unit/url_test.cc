@@ -1,0 +1,65 @@
+// Backend URLs: every password a URL holds is hidden in messages, in the URL and in what a
+// parser (dlock's or libpq's) says about it; a port out of range is a bad URL.
+#include "core/url.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <dlock/dlock.h>
+
+namespace dlock::detail {
+namespace {
+
+TEST(Redacted, HidesEveryPasswordAUrlHolds) {
+  EXPECT_EQ(redacted("zk://alice:s3cret@h:2181/x"), "zk://alice:***@h:2181/x");
+  EXPECT_EQ(redacted("redis://:s3cret@h:6379/0"), "redis://:***@h:6379/0");
+  EXPECT_EQ(redacted("postgresql://u@h/db?sslmode=require&password=s3cret&x=1"),
+            "postgresql://u@h/db?sslmode=require&password=***&x=1");
+  EXPECT_EQ(redacted("postgres:host=h password=s3cret bogus=1"),
+            "postgres:host=h password=*** bogus=1");
+  EXPECT_EQ(redacted("postgres:password = 'a b\\'c' host=h"), "postgres:password = *** host=h");
+  EXPECT_EQ(redacted("zk://h:2181/x"), "zk://h:2181/x");
+  EXPECT_EQ(redacted("file:///tmp/passwords"), "file:///tmp/passwords");
+}
+
+TEST(Redacted, HidesThePasswordInWhatAParserQuotes) {
+  EXPECT_EQ(redacted("invalid percent-encoded token: \"s3cret%zz\"", "postgres://u:s3cret%zz@h/db"),
+            "invalid percent-encoded token: \"***\"");
+}
+
+// What the probe found: libpq's own messages quoted the URL, or a piece of the password.
+TEST(Redacted, BadPostgresUrlsNeverShowTheirPassword) {
+  for (const char* url : {"postgres:host=127.0.0.1 port=1 password=TOPSECRET bogus=1",
+                          "postgres://postgres:TOPSECRET%zz@127.0.0.1:1/postgres",
+                          "postgres://postgres:TOPSECRET@[::1/postgres"}) {
+    SCOPED_TRACE(url);
+    try {
+      dlock::open(url);
+      ADD_FAILURE() << "opened";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("TOPSECRET"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Refused as bad URLs (the dlock command's status 78) before any connection, not tried as
+// unreachable servers (69).
+TEST(BadUrl, PortsOutside1To65535AreRefusedBeforeConnecting) {
+  for (const char* url :
+       {"redis://127.0.0.1:0", "redis://127.0.0.1:65536", "postgres://u@127.0.0.1:0/db",
+        "postgres://u@127.0.0.1:99999/db", "postgres://u@127.0.0.1:5432:99/db",
+        "postgres:host=127.0.0.1 port=0", "postgres://u@h1:5432,h2:0/db"}) {
+    SCOPED_TRACE(url);
+    try {
+      dlock::open(url);
+      ADD_FAILURE() << "opened";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dlock::detail
