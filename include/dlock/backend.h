@@ -48,7 +48,7 @@ struct ContenderSpec {
 // (a Curator client writes only its IP address) are empty or zero.
 struct QueueEntry {
   std::string node{};         // the backend's name for it (a znode name for ZooKeeper)
-  std::uint64_t token = 0;    // the fencing token it holds or will hold
+  std::uint64_t token = 0;    // the fencing token it holds, or will (0 if not drawn yet)
   std::string host{};         // host name of the process
   std::int64_t pid = 0;       // process id, 0 if unknown
   std::int64_t since_ms = 0;  // when it started contending, ms since the Unix epoch; 0 if unknown

@@ -361,6 +361,7 @@ TEST_F(MysqlTest, StatusNamesHoldersWaitersAndOtherPrograms) {
   EXPECT_EQ(status.holders[0].label, "nightly");
   EXPECT_EQ(status.holders[0].token, holder.token());
   EXPECT_EQ(status.waiters[0].label, "second");
+  EXPECT_EQ(status.waiters[0].token, 0u);  // drawn when it is granted
   EXPECT_EQ(backend->list("/"), std::vector<std::string>{"/jobs/a"});
   EXPECT_EQ(backend->list("/jobs"), std::vector<std::string>{"/jobs/a"});
   EXPECT_TRUE(backend->list("/job").empty());

@@ -62,5 +62,15 @@ TEST(BadUrl, PortsOutside1To65535AreRefusedBeforeConnecting) {
   }
 }
 
+// ttl= means something only in the SQL table mode; elsewhere it was taken and ignored.
+TEST(BadUrl, ATtlOutsideTheTableModeIsRefused) {
+  for (const char* url :
+       {"postgres://u@127.0.0.1:1/db?ttl=5s", "postgres://u@127.0.0.1:1/db?mode=row&ttl=5s",
+        "mysql://u@127.0.0.1:1/db?ttl=5s", "mysql://u@127.0.0.1:1/db?mode=row&ttl=5s"}) {
+    SCOPED_TRACE(url);
+    EXPECT_NE(bad_url_message(url).find("needs mode=table"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace dlock::detail

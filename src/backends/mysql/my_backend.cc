@@ -140,9 +140,12 @@ LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {
       deadline);
   LockStatus status{.path = target};
   for (const auto& row : reply.rows) {
-    QueueEntry entry{.node = row[1].value_or(""), .token = number(row[0])};
+    const bool holds = number(row[2]) == 1;
+    // A holder's row id is its token; a waiter's is not the token it will get (its grant
+    // inserts a holder row), so a waiter shows none.
+    QueueEntry entry{.node = row[1].value_or(""), .token = holds ? number(row[0]) : 0};
     if (row[3]) detail::decode_holder_data(*row[3], entry);
-    (number(row[2]) == 1 ? status.holders : status.waiters).push_back(std::move(entry));
+    (holds ? status.holders : status.waiters).push_back(std::move(entry));
   }
   return status;
 }

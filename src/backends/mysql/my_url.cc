@@ -41,6 +41,7 @@ std::shared_ptr<dlock::Backend> open_mysql(std::string_view url, const OpenOptio
       bad_url(url, "bad port '" + std::string(port) + "' (1-65535)");
     }
   }
+  bool ttl_given = false;
   for_each_query_option(url, parts.query, [&](std::string_view key, std::string_view value) {
     if (key == "ssl-mode") {
       options.ssl_mode = percent_decode(url, value);
@@ -63,11 +64,15 @@ std::shared_ptr<dlock::Backend> open_mysql(std::string_view url, const OpenOptio
       }
     } else if (key == "ttl") {
       options.ttl = url_duration(url, value);
+      ttl_given = true;
     } else {
       bad_url(url, "unknown option '" + std::string(key) +
                        "' (ssl-mode, ssl-ca, connect_timeout, heartbeat, mode, ttl)");
     }
   });
+  if (ttl_given && options.mode != mysql::Mode::table) {
+    bad_url(url, "ttl= is the lifetime of the table mode's rows: it needs mode=table");
+  }
   if (open_options.connect_timeout) {
     options.connect_timeout = std::min(options.connect_timeout, *open_options.connect_timeout);
   }

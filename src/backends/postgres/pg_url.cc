@@ -90,6 +90,7 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
       }
     };
     std::string libpq_query;
+    bool ttl_given = false;
     for_each_query_option(url, query, [&](std::string_view key, std::string_view value) {
       if (key == "schema") {
         options.schema = percent_decode(url, value);
@@ -99,6 +100,7 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
         options.mode = mode_of(url, percent_decode(url, value));
       } else if (key == "ttl") {
         options.ttl = duration_of(value);
+        ttl_given = true;
       } else {
         // libpq leaves connect_timeout to callers of PQconnectPoll: dlock keeps it.
         if (key == "connect_timeout") options.connect_timeout = duration_of(value);
@@ -107,6 +109,9 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
         libpq_query.append(key).append("=").append(value);
       }
     });
+    if (ttl_given && options.mode != postgres::Mode::table) {
+      bad_url(url, "ttl= is the lifetime of the table mode's rows: it needs mode=table");
+    }
     options.conninfo = "postgresql:" + std::string(rest.substr(0, question)) + libpq_query;
   }
   check_with_libpq(url, options.conninfo);
