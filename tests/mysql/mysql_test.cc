@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <future>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -315,6 +318,41 @@ TEST_F(MysqlTest, TheServerFreesTheLockOfAHolderItNoLongerHears) {
   // wait_timeout is 3 s (2.5 s rounded up to whole seconds) after the last ping.
   EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);
   EXPECT_TRUE(holder.lost().stop_requested());
+}
+
+// A waiter in GET_LOCK sends nothing the heartbeat could time; TCP keepalive probes the server's
+// host after five heartbeats of silence instead (the connector's own default: after 2 hours),
+// so a waiter whose server's host vanished fails instead of waiting for ever. Read from
+// /proc/net/tcp: an established socket's keepalive timer ("02:") and when it fires, in 1/100 s.
+TEST_F(MysqlTest, AWaitersConnectionProbesTheServersHostAfterFiveHeartbeats) {
+  const auto soonest_probe = [&] {
+    std::ifstream tcp("/proc/net/tcp");
+    std::string line;
+    std::getline(tcp, line);  // the header
+    char port[8];
+    std::snprintf(port, sizeof port, ":%04X", server().port());
+    long soonest = -1;
+    while (std::getline(tcp, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer;
+      fields >> slot >> local >> remote >> state >> queues >> timer;
+      if (!remote.ends_with(port) || state != "01" || !timer.starts_with("02:")) continue;
+      const long when = std::stol(timer.substr(3), nullptr, 16);
+      if (soonest < 0 || when < soonest) soonest = when;
+    }
+    return soonest;
+  };
+  auto backend = open("?heartbeat=500ms");
+  Mutex holder(backend, "/probed");
+  holder.lock();
+  Mutex waiter(backend, "/probed");
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(3s); });
+  ASSERT_TRUE(eventually([&] { return waiting_in_get_lock() == 1; }));
+  const long probe = soonest_probe();
+  EXPECT_GE(probe, 0);
+  EXPECT_LE(probe, 300);  // 5 x 500 ms, rounded up to 3 s
+  holder.unlock();
+  EXPECT_TRUE(waited.get());
 }
 
 TEST_F(MysqlTest, AHeartbeatIsNoneOr100msTo1h) {

@@ -35,7 +35,8 @@ struct ConnectParams {
   // mode sends such queries; the table and row modes' connections stay without it.
   bool multi_statements = false;
   // The server ends the connection, freeing its locks, once it has heard nothing on it for this
-  // long (wait_timeout; sql/heartbeat.h). Zero keeps the server's own.
+  // long (wait_timeout; sql/heartbeat.h), and the client probes the server's host after as long
+  // a silence (TCP keepalive). Zero keeps the server's and the system's own.
   std::chrono::seconds server_idle_timeout{};
 };
 
