@@ -95,7 +95,8 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
   ~Backend() override;
 
   // Closes every connection: every lock held through this backend is released and its lost()
-  // fires; later calls fail with session_closed.
+  // fires; later calls fail with session_closed. In the table mode, first waits up to 1 s for
+  // the releases under way to reach the server.
   void close();
 
   // dlock::Backend. status() lists the holders of the lock's keys in pg_locks (dlock's with

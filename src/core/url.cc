@@ -1,6 +1,7 @@
 #include "url.h"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 #include <dlock/error.h>
@@ -39,29 +40,49 @@ std::vector<std::string_view> passwords_in(std::string_view url) {
       if (colon != std::string_view::npos) found.push_back(url.substr(colon + 1, at - colon - 1));
     }
   }
-  // password=value in a query or a key=value string; a value may be quoted ('...', with \'
-  // and \\ inside) in the latter.
+  // password=value (and libpq's sslpassword=) in a query, up to the next '&', or in a libpq
+  // key=value string, up to the next blank or, quoted, to the closing quote ('...', with \'
+  // and \\ inside).
+  const bool query_form = url.find("//") != std::string_view::npos;
+  const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   constexpr std::string_view kKey = "password";
   for (std::size_t at = url.find(kKey); at != std::string_view::npos;
        at = url.find(kKey, at + kKey.size())) {
-    const bool starts = at == 0 || url[at - 1] == '?' || url[at - 1] == '&' || url[at - 1] == ' ' ||
-                        url[at - 1] == ':';
-    std::size_t value = url.find_first_not_of(' ', at + kKey.size());
-    if (!starts || value == std::string_view::npos || url[value] != '=') continue;
-    value = url.find_first_not_of(' ', value + 1);
-    if (value == std::string_view::npos) break;
+    std::size_t key = at;
+    if (key >= 3 && url.substr(key - 3, 3) == "ssl") key -= 3;
+    const bool starts = key == 0 || url[key - 1] == '?' || url[key - 1] == '&' ||
+                        url[key - 1] == ':' || blank(url[key - 1]);
+    std::size_t value = at + kKey.size();
+    while (value < url.size() && blank(url[value])) ++value;
+    if (!starts || value >= url.size() || url[value] != '=') continue;
+    ++value;
+    while (value < url.size() && blank(url[value])) ++value;
     std::size_t end = value;
-    if (url[value] == '\'') {
+    if (query_form) {
+      end = std::min(url.find('&', value), url.size());
+    } else if (value < url.size() && url[value] == '\'') {
       for (end = value + 1; end < url.size() && url[end] != '\''; ++end) {
         if (url[end] == '\\') ++end;
       }
       end = std::min(end + 1, url.size());
     } else {
-      end = std::min(url.find_first_of(" &", value), url.size());
+      while (end < url.size() && !blank(url[end])) ++end;
     }
     found.push_back(url.substr(value, end - value));
   }
   return found;
+}
+
+// Whether `text` has a password at [at, at + size): not a piece of a longer word (a password
+// "1" in "127.0.0.1", or "postgres" in "postgres://"), as told by what stands on either side of
+// it where URLs and messages quote one.
+bool stands_alone(const std::string& text, std::size_t at, std::size_t size) {
+  constexpr std::string_view kBefore = ":='\" \t\n";
+  constexpr std::string_view kAfter = "@'\"& \t\n";
+  const bool left = at == 0 || kBefore.find(text[at - 1]) != std::string_view::npos;
+  const bool right =
+      at + size == text.size() || kAfter.find(text[at + size]) != std::string_view::npos;
+  return left && right;
 }
 
 }  // namespace
@@ -71,8 +92,8 @@ std::string redacted(std::string_view text, std::string_view url) {
   for (const std::string_view password : passwords_in(url)) {
     if (password.empty()) continue;
     for (std::size_t at = out.find(password); at != std::string::npos;
-         at = out.find(password, at + 3)) {
-      out.replace(at, password.size(), "***");
+         at = out.find(password, at + 1)) {
+      if (stands_alone(out, at, password.size())) out.replace(at, password.size(), "***");
     }
   }
   return out;

@@ -358,8 +358,17 @@ TEST_F(MysqlTest, AWaitersConnectionProbesTheServersHostAfterFiveHeartbeats) {
 TEST_F(MysqlTest, AHeartbeatIsNoneOr100msTo1h) {
   EXPECT_EQ(open_error(server().url(database_, "?heartbeat=50ms")).code(), errc::invalid_argument);
   EXPECT_EQ(open_error(server().url(database_, "?heartbeat=2h")).code(), errc::invalid_argument);
+  // No heartbeat sends no pings (it sent them without pause).
+  const auto pings = [&] {
+    return std::stol(server().sql(
+        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = "
+        "'COM_DO'"));
+  };
   Mutex mutex(open("?heartbeat=0s"), "/no-heartbeat");
   mutex.lock();
+  const long before = pings();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(pings(), before);
   EXPECT_GT(mutex.token(), 0u);
   mutex.unlock();
 }

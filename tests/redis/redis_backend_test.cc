@@ -123,10 +123,10 @@ TEST_F(RedisBackendTest, AGrantThatArrivesPastItsTtlIsAskedAgainForAFreshLease) 
 }
 
 // A timed wait on a server that stopped answering ends by its deadline (plus kAnswerGrace), and
-// so does the program: the backend's destructor does not wait for the ended attempt's clean-up
-// (its queue entry expires by itself), only for holders' releases. It waited 1 s more, which
-// the dlock command's -w showed as an exit 1 to 1.5 s late.
-TEST_F(RedisBackendTest, ATimedWaitOnASilentServerEndsWithoutWaitingForItsCleanUp) {
+// so, nearly, does the program: the backend's destructor waits 0.2 s for the ended attempt's
+// clean-up (its queue entry expires by itself), 1 s only for holders' releases. It waited the
+// whole second, which the dlock command's -w showed as an exit 1 to 1.5 s late.
+TEST_F(RedisBackendTest, ATimedWaitOnASilentServerEndsSoonAfterItsDeadline) {
   RedisServer own;
   auto holding_backend = dlock::open(own.url() + "?ttl=10s");
   Mutex holder(holding_backend, "/silent");
@@ -139,7 +139,8 @@ TEST_F(RedisBackendTest, ATimedWaitOnASilentServerEndsWithoutWaitingForItsCleanU
     own.pause();
     EXPECT_FALSE(waiter.try_lock_for(500ms));
   }
-  EXPECT_LT(Clock::now() - started, 300ms + 500ms + 500ms /* kAnswerGrace */ + 300ms);
+  // The first try, the second with kAnswerGrace, and at most 200 ms of waiting for the clean-up.
+  EXPECT_LT(Clock::now() - started, 300ms + 500ms + 500ms + 200ms + 400ms);
   own.resume();
 }
 

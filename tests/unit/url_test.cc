@@ -32,6 +32,11 @@ TEST(Redacted, HidesEveryPasswordAUrlHolds) {
   EXPECT_EQ(redacted("postgres:host=h password=s3cret bogus=1"),
             "postgres:host=h password=*** bogus=1");
   EXPECT_EQ(redacted("postgres:password = 'a b\\'c' host=h"), "postgres:password = *** host=h");
+  EXPECT_EQ(redacted("postgres:host=h\tpassword=ab&cd sslpassword=k"),
+            "postgres:host=h\tpassword=*** sslpassword=***");
+  // Only the password itself, not the same text elsewhere.
+  EXPECT_EQ(redacted("postgres://postgres:postgres@h/db"), "postgres://postgres:***@h/db");
+  EXPECT_EQ(redacted("redis://:1@127.0.0.1:6379/1"), "redis://:***@127.0.0.1:6379/1");
   EXPECT_EQ(redacted("zk://h:2181/x"), "zk://h:2181/x");
   EXPECT_EQ(redacted("file:///tmp/passwords"), "file:///tmp/passwords");
 }

@@ -120,13 +120,12 @@ std::shared_ptr<Backend> Backend::open(Options options) {
 Backend::Backend(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Backend::~Backend() {
-  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(1);
-  if (impl_->table) impl_->table->drain_releases(deadline);
   close();
-  impl_->executor->settle(deadline);
+  impl_->executor->settle(Clock::now() + std::chrono::seconds(1));
 }
 
 void Backend::close() {
+  if (impl_->table) impl_->table->drain_releases(Clock::now() + std::chrono::seconds(1));
   impl_->executor->run_and_wait([impl = impl_.get()] { impl->close(); });
 }
 

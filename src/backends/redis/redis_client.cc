@@ -1,5 +1,6 @@
 #include "redis_client.h"
 
+#include <algorithm>
 #include <charconv>
 #include <future>
 #include <thread>
@@ -176,7 +177,9 @@ void RedisClient::wake_all() {
 }
 
 void RedisClient::drain(Clock::time_point deadline) {
-  if (!executor_->in_executor_thread()) background_.drain(deadline);
+  if (executor_->in_executor_thread()) return;
+  background_.drain(deadline);
+  clean_ups_.drain(std::min(deadline, Clock::now() + kCleanUpPatience));
 }
 
 lease::LeaseTerms RedisClient::lease_terms() const noexcept {

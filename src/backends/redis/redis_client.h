@@ -61,11 +61,15 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
   void add_waiter(const std::string& id, Wake wake);
   void remove_waiter(const std::string& id);
 
-  // Releases on their way to the server, which drain() waits for.
+  // Holders' releases on their way to the server, which drain() waits for.
   detail::BackgroundWork& background() noexcept { return background_; }
-  // Waits until every background command has ended, or until `deadline`. Returns at once on
-  // the executor's thread, which those commands need.
+  // Ended attempts' clean-ups on their way, which drain() waits for briefly: their queue
+  // entries expire by themselves, and a server that does not answer would hold the program up.
+  detail::BackgroundWork& clean_ups() noexcept { return clean_ups_; }
+  // Waits until every release has ended, or until `deadline`, then for the clean-ups at most
+  // kCleanUpPatience more. Returns at once on the executor's thread, which they need.
   void drain(Clock::time_point deadline);
+  static constexpr std::chrono::milliseconds kCleanUpPatience{200};
 
   const std::shared_ptr<detail::Executor>& executor() const noexcept { return executor_; }
   lease::TimerService& timers() noexcept { return timers_; }
@@ -90,6 +94,7 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::string, Wake> waiters_;
   detail::BackgroundWork background_;
+  detail::BackgroundWork clean_ups_;
 };
 
 // Whether a failure may pass if the same command is sent again.

@@ -147,9 +147,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     }
     const bool granted = reply.elements.size() == 2 && reply.elements[0].integer == 1;
     // A grant whose reply took over half a ttl (a server that stalled) would start a lease with
-    // little or nothing left of it, counted from the sending: asked again, the script renews
-    // the key and grants it to us again, with the same token, and the lease starts afresh.
-    if (granted && Clock::now() - sent > site_->client->ttl() / 2) return step();
+    // little or nothing left of it, counted from the sending: asked again, once, the script
+    // renews the key and grants it to us again, with the same token, and the lease starts
+    // afresh. Once only: a server always that slow would otherwise be asked for ever, and
+    // keep the key ours all along; the second grant is taken as it comes.
+    if (granted && !asked_again_ && Clock::now() - sent > site_->client->ttl() / 2) {
+      asked_again_ = true;
+      return step();
+    }
     if (granted) {
       const auto token = static_cast<std::uint64_t>(reply.elements[1].integer);
       return finish(
@@ -214,7 +219,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     // script removes either.
     if (!outcome.holding && (may_be_queued_ || in_flight_)) {
       release_in_background(site_->client, site_->keys, id_, Clock::now() + site_->client->ttl(),
-                            Drain::no);
+                            Drain::clean_up);
     }
     detail::Contender::Done done = std::move(done_);
     done(std::move(outcome));
@@ -232,6 +237,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool in_flight_ = false;
   bool again_ = false;          // a wake-up came while a request was in flight
   bool may_be_queued_ = false;  // a request that may queue us was sent
+  bool asked_again_ = false;    // a grant that came too late was asked for again (on_reply())
   // When the request that last found us queued was sent, and our place in the queue it
   // reported: where a lease handed over by a release starts, and which grants are stale
   // (handed_over()).

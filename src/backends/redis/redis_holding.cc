@@ -8,6 +8,10 @@ namespace {
 
 constexpr std::chrono::milliseconds kReleaseRetry{200};
 
+detail::BackgroundWork& work_of(RedisClient& client, Drain drain) {
+  return drain == Drain::release ? client.background() : client.clean_ups();
+}
+
 // One try of release_in_background(), and the next after a transient failure.
 void release_until(std::shared_ptr<RedisClient> client, LockKeys keys, std::string id,
                    Clock::time_point give_up, Drain drain) {
@@ -17,8 +21,7 @@ void release_until(std::shared_ptr<RedisClient> client, LockKeys keys, std::stri
                  std::error_code ec, const std::string&, Reply) mutable {
                const bool retry = ec == errc::connection_lost || ec == errc::connect_failed;
                if (!retry || Clock::now() + kReleaseRetry >= give_up) {
-                 if (drain == Drain::yes) client->background().ended();
-                 return;
+                 return work_of(*client, drain).ended();
                }
                detail::Executor& executor = *client->executor();
                executor.post_at(Clock::now() + kReleaseRetry,
@@ -62,12 +65,12 @@ std::shared_ptr<RedisHolding> RedisHolding::start(std::shared_ptr<RedisClient> c
 
 void RedisHolding::do_release() noexcept {
   watchdog_->stop();
-  release_in_background(client_, keys_, node(), watchdog_->deadline(), Drain::yes);
+  release_in_background(client_, keys_, node(), watchdog_->deadline(), Drain::release);
 }
 
 void release_in_background(std::shared_ptr<RedisClient> client, LockKeys keys, std::string id,
                            Clock::time_point give_up, Drain drain) {
-  if (drain == Drain::yes) client->background().started();
+  work_of(*client, drain).started();
   release_until(std::move(client), std::move(keys), std::move(id), give_up, drain);
 }
 

@@ -34,11 +34,12 @@ class RedisHolding final : public detail::Holding,
   std::shared_ptr<lease::Watchdog> watchdog_;
 };
 
-// Whether the backend's destructor waits for a release sent in the background: a holder's, so
-// that a process that unlocks and exits does not leave its lock to expire; not an ended
-// attempt's clean-up, whose queue entry expires by itself, so that a timed acquisition on a
-// server that stopped answering does not hold the process up past its deadline.
-enum class Drain { yes, no };
+// What a release sent in the background is, for how long the backend's destructor waits for
+// it (RedisClient::drain()): a holder's release, so that a process that unlocks and exits does
+// not leave its lock to expire; or an ended attempt's clean-up, whose queue entry expires by
+// itself, briefly, so that a timed acquisition on a server that stopped answering does not
+// hold the process up long past its deadline.
+enum class Drain { release, clean_up };
 
 // Runs the release script for `id` (a holder's or a waiter's), again after each transient
 // failure until `give_up`, when whatever it held has expired on the server anyway. Never

@@ -8,16 +8,16 @@ namespace {
 
 constexpr std::chrono::milliseconds kReleaseRetry{100};
 
-// Deletes `owner`'s row, again after a connection that failed (the link connects anew; the
-// DELETE of our own row can be repeated), until `give_up`, when the row expires anyway.
+// Deletes `owner`'s row, again after any failure (a connection that failed, and the link
+// connects anew; a deadlock; the DELETE of our own row can be repeated) until `give_up`, when
+// the row expires anyway, or until the backend is closed.
 void release_until(std::shared_ptr<TableLocks> locks, std::string owner,
                    Clock::time_point give_up) {
   // Read before `locks` moves into the callback (arguments are evaluated in any order).
   Link& link = locks->link();
   const std::string& release = locks->sql().release;
   link.run(release, {owner}, [locks = std::move(locks), owner, give_up](Result result) mutable {
-    const bool retry =
-        result.error == errc::connection_lost || result.error == errc::connect_failed;
+    const bool retry = result.error && result.error != errc::session_closed;
     if (!retry || Clock::now() + kReleaseRetry >= give_up) {
       return locks->releases().ended();
     }
