@@ -229,7 +229,9 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
     lock.unlock();
     return when_connected([self = shared_from_this(), round] { self->list(round); });
   }
-  if (failed) {
+  // A queue that is gone lists nothing: our entry went with it (ZooKeeper removes an empty lock
+  // node once someone removed our entry and the others left), and we queue again below.
+  if (failed && failed->trouble != Trouble::absent) {
     lock.unlock();
     return fail(std::move(*failed));
   }

@@ -105,6 +105,22 @@ TEST_F(AcquisitionTest, QueueOrderOneWatcherEach) {
   EXPECT_TRUE(c.holds());
 }
 
+// The queue itself gone when a waiter lists it (ZooKeeper removes an empty lock node once
+// someone deleted the waiter's entry and the holder left): the waiter queues again, as when
+// its entry alone is gone, instead of failing with "listing ...: no node".
+TEST_F(AcquisitionTest, AWaiterThatFindsTheQueueGoneQueuesAgain) {
+  auto w = contend(Role::writer);
+  auto r = contend(Role::reader);
+  queue_->deliver();
+  ASSERT_TRUE(w.holds());
+  queue_->remove(entry(1));
+  queue_->absent_next_list = true;
+  w.release();
+  queue_->deliver();
+  ASSERT_TRUE(r.outcome->has_value());
+  EXPECT_TRUE(r.holds()) << (*r.outcome)->detail;
+}
+
 // A reader waits for the last writer ahead of it only; readers together hold at once.
 TEST_F(AcquisitionTest, ReaderWaitsOnlyForTheLastWriterAhead) {
   auto w1 = contend(Role::writer);

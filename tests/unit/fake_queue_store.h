@@ -37,6 +37,8 @@ struct FakeQueue {
   // The next enqueue is applied but its reply (and its listing's) is lost; or not applied.
   bool lose_next_reply = false;
   bool drop_next_enqueue = false;
+  // The next listing finds no queue (ZooKeeper removed the empty lock node).
+  bool absent_next_list = false;
   std::vector<std::string> log;
 
   // Delivers every reply owed, and those they cause.
@@ -162,6 +164,14 @@ class FakeStore : public QueueStore {
 
   void list(Listed done) override {
     ++queue_->lists;
+    if (std::exchange(queue_->absent_next_list, false)) {
+      queue_->replies.push_back([done] {
+        Failure absent = failure(errc::backend_failure, "listing /q");
+        absent.trouble = Trouble::absent;
+        done(absent, {});
+      });
+      return;
+    }
     queue_->replies.push_back([q = queue_, done] { done(std::nullopt, q->listing()); });
   }
   void enqueue(const std::string& tag,
