@@ -111,7 +111,8 @@ TEST_F(RedisBackendTest, AGrantThatArrivesPastItsTtlIsAskedAgainForAFreshLease) 
   holder.lock();
   Mutex waiter(waiting_backend, "/late");
   auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(10s); });
-  std::this_thread::sleep_for(100ms);  // the waiter is queued and refreshes its entry
+  // Queued, so that its next request is a refresh the paused server runs late.
+  ASSERT_TRUE(eventually([&] { return holding_backend->status("/late").waiters.size() == 1; }, 2s));
   own.pause();
   std::this_thread::sleep_for(1500ms);
   own.resume();
