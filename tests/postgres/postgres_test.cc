@@ -11,6 +11,8 @@
 
 #include <dlock/dlock.h>
 
+#include "backends/postgres/pg_connection.h"
+#include "core/executor.h"
 #include "eventually.h"
 #include "fault_proxy.h"
 #include "pg_server.h"
@@ -364,6 +366,55 @@ TEST_F(PostgresTest, TokensGrowAcrossClientsAndLocks) {
     EXPECT_GT(mutex.token(), last);
     last = mutex.token();
   }
+}
+
+// dlock's statements run prepared from their second run on one connection, so the server
+// parses and plans each once (pg_connection.h); a statement that fails, to prepare or to run,
+// fails again as it did unprepared, and no more than kMostStatements texts are remembered.
+TEST_F(PostgresTest, AStatementRunAgainRunsPrepared) {
+  using postgres_backend::PgConnection;
+  using postgres_backend::Reply;
+  auto executor = std::make_shared<detail::Executor>();
+  std::promise<std::shared_ptr<PgConnection>> opened;
+  PgConnection::open(executor, {{"dbname", url()}}, Clock::now() + 10s, Clock::duration::zero(),
+                     [&](std::shared_ptr<PgConnection> connection, Reply reply) {
+                       EXPECT_FALSE(reply.error) << reply.message;
+                       opened.set_value(std::move(connection));
+                     });
+  const std::shared_ptr<PgConnection> connection = opened.get_future().get();
+  ASSERT_TRUE(connection);
+  const auto run = [&](const std::string& sql) {
+    std::promise<Reply> done;
+    executor->post([&] {
+      connection->query(sql, {}, [&](Reply reply) { done.set_value(std::move(reply)); });
+    });
+    return done.get_future().get();
+  };
+  const auto value = [&](const std::string& sql) {
+    const Reply reply = run(sql);
+    EXPECT_FALSE(reply.error) << reply.message;
+    return reply.rows.empty() || !reply.rows[0][0] ? std::string() : *reply.rows[0][0];
+  };
+  const std::string prepared = "SELECT count(*) FROM pg_prepared_statements";
+  EXPECT_EQ(value(prepared), "0");
+  EXPECT_EQ(value(prepared), "1");  // prepared before it ran
+  EXPECT_EQ(value(prepared), "1");
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(run("SELECT 1/0").sqlstate, "22012");  // prepares, fails when run
+    EXPECT_EQ(run("SELEC 1").sqlstate, "42601");     // fails to prepare
+  }
+  for (std::size_t i = 0; i < PgConnection::kMostStatements + 10; ++i) {
+    for (int round = 0; round < 2; ++round) {
+      EXPECT_EQ(value("SELECT " + std::to_string(i)), std::to_string(i));
+    }
+  }
+  EXPECT_EQ(value(prepared), std::to_string(PgConnection::kMostStatements - 1));
+  std::promise<void> closed;
+  executor->post([&] {
+    connection->close(make_error_code(errc::cancelled), "done");
+    closed.set_value();
+  });
+  closed.get_future().wait();
 }
 
 }  // namespace

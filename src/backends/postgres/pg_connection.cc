@@ -220,13 +220,33 @@ void PgConnection::start_next() {
   if (broken_ || current_ || queue_.empty()) return;
   current_ = std::move(queue_.front());
   queue_.pop_front();
-  current_reply_ = {};
   current_sent_ = Clock::now();
+  send_current();
+}
+
+void PgConnection::send_current() {
+  current_reply_ = {};
   std::vector<const char*> values;
   for (const Param& param : current_->params) values.push_back(param ? param->c_str() : nullptr);
-  const int sent =
-      PQsendQueryParams(pg(conn_), current_->sql.c_str(), static_cast<int>(values.size()), nullptr,
-                        values.data(), nullptr, nullptr, 0);
+  const int count = static_cast<int>(values.size());
+  const auto known = statements_.find(current_->sql);
+  int sent;
+  if (known == statements_.end()) {
+    if (statements_.size() < kMostStatements) {
+      // The first run: remembered, and prepared if it comes again.
+      statements_.emplace(current_->sql,
+                          Statement{.name = "dlock_" + std::to_string(statements_.size())});
+    }
+    sent = PQsendQueryParams(pg(conn_), current_->sql.c_str(), count, nullptr, values.data(),
+                             nullptr, nullptr, 0);
+  } else if (known->second.prepared) {
+    sent = PQsendQueryPrepared(pg(conn_), known->second.name.c_str(), count, values.data(), nullptr,
+                               nullptr, 0);
+  } else {
+    current_->preparing = true;
+    sent =
+        PQsendPrepare(pg(conn_), known->second.name.c_str(), current_->sql.c_str(), count, nullptr);
+  }
   if (!sent) {
     return close(make_error_code(errc::connection_lost), trimmed(PQerrorMessage(pg(conn_))));
   }
@@ -263,6 +283,13 @@ void PgConnection::on_readable() {
   while (current_ && !PQisBusy(pg(conn_))) {
     PGresult* result = PQgetResult(pg(conn_));
     if (result == nullptr) {
+      if (current_->preparing && !current_reply_.error) {
+        current_->preparing = false;
+        statements_[current_->sql].prepared = true;
+        send_current();
+        if (broken_) return;
+        continue;
+      }
       finish_current(std::move(current_reply_));
       continue;
     }
