@@ -84,6 +84,13 @@ TEST_F(PostgresTest, ASchemaNamedInTheUrlHoldsDlocksObjects) {
   EXPECT_EQ(psql("SELECT count(*) FROM pg_proc WHERE proname = 'dlock_contend_v1' AND "
                  "pronamespace = '\"Locks_Here\"'::regnamespace"),
             "1");
+  // The registries of live contenders are unlogged (docs/postgres.md); the row mode's too.
+  Mutex row(dlock::open(url() + "?schema=Locks_Here&mode=row"), "/schema-row");
+  row.lock();
+  EXPECT_EQ(psql("SELECT string_agg(relname || ' ' || relpersistence::text, ', ' ORDER BY relname) "
+                 "FROM pg_class WHERE relnamespace = '\"Locks_Here\"'::regnamespace AND relkind "
+                 "= 'r'"),
+            "dlock_contenders u, dlock_row_contenders u, dlock_row_locks p");
 }
 
 TEST_F(PostgresTest, BadInputFailsClearly) {

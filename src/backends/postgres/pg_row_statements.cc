@@ -12,7 +12,8 @@ sql::RowStatements row_statements(const std::string& schema) {
   if (!schema.empty()) s.setup.push_back("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"");
   s.setup.push_back("CREATE SEQUENCE IF NOT EXISTS " + prefix + "dlock_fence");
   s.setup.push_back("CREATE TABLE IF NOT EXISTS " + locks + " (path text PRIMARY KEY)");
-  s.setup.push_back("CREATE TABLE IF NOT EXISTS " + contenders +
+  // Unlogged, as the advisory mode's dlock_contenders (pg_statements.cc).
+  s.setup.push_back("CREATE UNLOGGED TABLE IF NOT EXISTS " + contenders +
                     " (conn integer PRIMARY KEY, path text NOT NULL, holds integer NOT NULL, "
                     "token bigint, data text NOT NULL, since timestamptz NOT NULL DEFAULT "
                     "clock_timestamp())");

@@ -30,7 +30,9 @@ Statements::Statements(const std::string& schema) {
   const std::string table = prefix + "dlock_contenders";
   if (!schema.empty()) setup.push_back("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"");
   setup.push_back("CREATE SEQUENCE IF NOT EXISTS " + fence);
-  setup.push_back("CREATE TABLE IF NOT EXISTS " + table +
+  // Unlogged: its rows describe live server processes, so a crash, which ends them all, loses
+  // nothing of worth, and the writes of each lock and unlock need no WAL flush at commit.
+  setup.push_back("CREATE UNLOGGED TABLE IF NOT EXISTS " + table +
                   " (pid integer NOT NULL, entry bigint NOT NULL, key bigint NOT NULL, path text "
                   "NOT NULL, token bigint, polling boolean NOT NULL DEFAULT false, data text NOT "
                   "NULL, permits integer NOT NULL DEFAULT 0, since timestamptz NOT NULL DEFAULT "
