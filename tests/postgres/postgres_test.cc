@@ -375,33 +375,55 @@ TEST_F(PostgresTest, TokensGrowAcrossClientsAndLocks) {
   }
 }
 
-// dlock's statements run prepared from their second run on one connection, so the server
-// parses and plans each once (pg_connection.h); a statement that fails, to prepare or to run,
-// fails again as it did unprepared, and no more than kMostStatements texts are remembered.
-TEST_F(PostgresTest, AStatementRunAgainRunsPrepared) {
-  using postgres_backend::PgConnection;
-  using postgres_backend::Reply;
-  auto executor = std::make_shared<detail::Executor>();
-  std::promise<std::shared_ptr<PgConnection>> opened;
-  PgConnection::open(executor, {{"dbname", url()}}, Clock::now() + 10s, Clock::duration::zero(),
-                     [&](std::shared_ptr<PgConnection> connection, Reply reply) {
-                       EXPECT_FALSE(reply.error) << reply.message;
-                       opened.set_value(std::move(connection));
-                     });
-  const std::shared_ptr<PgConnection> connection = opened.get_future().get();
-  ASSERT_TRUE(connection);
-  const auto run = [&](const std::string& sql) {
+// One connection of the backend's own (src/backends/postgres/pg_connection.h), driven
+// statement by statement on its executor.
+class PgConnectionTest : public PostgresTest {
+ protected:
+  using PgConnection = postgres_backend::PgConnection;
+  using Reply = postgres_backend::Reply;
+
+  PgConnectionTest() {
+    std::promise<std::shared_ptr<PgConnection>> opened;
+    PgConnection::open(executor_, {{"dbname", url()}}, Clock::now() + 10s, Clock::duration::zero(),
+                       [&](std::shared_ptr<PgConnection> connection, Reply reply) {
+                         EXPECT_FALSE(reply.error) << reply.message;
+                         opened.set_value(std::move(connection));
+                       });
+    connection_ = opened.get_future().get();
+  }
+  ~PgConnectionTest() override {
+    if (!connection_) return;
+    std::promise<void> closed;
+    executor_->post([&] {
+      connection_->close(make_error_code(errc::cancelled), "the test is over");
+      closed.set_value();
+    });
+    closed.get_future().wait();
+  }
+
+  Reply run(const std::string& sql) {
     std::promise<Reply> done;
-    executor->post([&] {
-      connection->query(sql, {}, [&](Reply reply) { done.set_value(std::move(reply)); });
+    executor_->post([&] {
+      connection_->query(sql, {}, [&](Reply reply) { done.set_value(std::move(reply)); });
     });
     return done.get_future().get();
-  };
-  const auto value = [&](const std::string& sql) {
+  }
+  // The first value of the first row ("" if none); the statement must succeed.
+  std::string value(const std::string& sql) {
     const Reply reply = run(sql);
-    EXPECT_FALSE(reply.error) << reply.message;
+    EXPECT_FALSE(reply.error) << sql << ": " << reply.message;
     return reply.rows.empty() || !reply.rows[0][0] ? std::string() : *reply.rows[0][0];
-  };
+  }
+
+  const std::shared_ptr<detail::Executor> executor_ = std::make_shared<detail::Executor>();
+  std::shared_ptr<PgConnection> connection_;
+};
+
+// dlock's statements run prepared from their second run on one connection, so the server
+// parses and plans each once; a statement that fails, to prepare or to run, fails again as it
+// did unprepared, and no more than kMostStatements texts are remembered.
+TEST_F(PgConnectionTest, AStatementRunAgainRunsPrepared) {
+  ASSERT_TRUE(connection_);
   const std::string prepared = "SELECT count(*) FROM pg_prepared_statements";
   EXPECT_EQ(value(prepared), "0");
   EXPECT_EQ(value(prepared), "1");  // prepared before it ran
@@ -416,12 +438,16 @@ TEST_F(PostgresTest, AStatementRunAgainRunsPrepared) {
     }
   }
   EXPECT_EQ(value(prepared), std::to_string(PgConnection::kMostStatements - 1));
-  std::promise<void> closed;
-  executor->post([&] {
-    connection->close(make_error_code(errc::cancelled), "done");
-    closed.set_value();
-  });
-  closed.get_future().wait();
+}
+
+// A server connection handed over by a session pooler that does not reset it (PgBouncer with
+// an empty server_reset_query) may hold another client's statements under dlock's names: a
+// statement whose name is taken runs unprepared.
+TEST_F(PgConnectionTest, AStatementWhoseNameIsTakenRunsUnprepared) {
+  ASSERT_TRUE(connection_);
+  EXPECT_EQ(value("PREPARE dlock_1 AS SELECT 42"), "");  // remembered as dlock_0
+  for (int round = 0; round < 3; ++round) EXPECT_EQ(value("SELECT 7"), "7");  // dlock_1
+  EXPECT_EQ(value("EXECUTE dlock_1"), "42");
 }
 
 }  // namespace

@@ -229,23 +229,26 @@ void PgConnection::send_current() {
   std::vector<const char*> values;
   for (const Param& param : current_->params) values.push_back(param ? param->c_str() : nullptr);
   const int count = static_cast<int>(values.size());
-  const auto known = statements_.find(current_->sql);
+  using State = Statement::State;
+  State state = State::unprepared;
+  const char* name = nullptr;
+  if (const auto known = statements_.find(current_->sql); known != statements_.end()) {
+    state = known->second.state;
+    name = known->second.name.c_str();
+  } else if (statements_.size() < kMostStatements) {
+    // The first run, as is: remembered, and prepared if it comes again.
+    statements_.emplace(current_->sql,
+                        Statement{.name = "dlock_" + std::to_string(statements_.size())});
+  }
   int sent;
-  if (known == statements_.end()) {
-    if (statements_.size() < kMostStatements) {
-      // The first run: remembered, and prepared if it comes again.
-      statements_.emplace(current_->sql,
-                          Statement{.name = "dlock_" + std::to_string(statements_.size())});
-    }
+  if (state == State::prepared) {
+    sent = PQsendQueryPrepared(pg(conn_), name, count, values.data(), nullptr, nullptr, 0);
+  } else if (state == State::ran) {
+    current_->preparing = true;
+    sent = PQsendPrepare(pg(conn_), name, current_->sql.c_str(), count, nullptr);
+  } else {
     sent = PQsendQueryParams(pg(conn_), current_->sql.c_str(), count, nullptr, values.data(),
                              nullptr, nullptr, 0);
-  } else if (known->second.prepared) {
-    sent = PQsendQueryPrepared(pg(conn_), known->second.name.c_str(), count, values.data(), nullptr,
-                               nullptr, 0);
-  } else {
-    current_->preparing = true;
-    sent =
-        PQsendPrepare(pg(conn_), known->second.name.c_str(), current_->sql.c_str(), count, nullptr);
   }
   if (!sent) {
     return close(make_error_code(errc::connection_lost), trimmed(PQerrorMessage(pg(conn_))));
@@ -283,9 +286,13 @@ void PgConnection::on_readable() {
   while (current_ && !PQisBusy(pg(conn_))) {
     PGresult* result = PQgetResult(pg(conn_));
     if (result == nullptr) {
-      if (current_->preparing && !current_reply_.error) {
+      // A failed Prepare fails the statement as running it would, unless the name is taken.
+      constexpr const char* kDuplicatePreparedStatement = "42P05";
+      if (current_->preparing &&
+          (!current_reply_.error || current_reply_.sqlstate == kDuplicatePreparedStatement)) {
         current_->preparing = false;
-        statements_[current_->sql].prepared = true;
+        statements_[current_->sql].state =
+            current_reply_.error ? Statement::State::unprepared : Statement::State::prepared;
         send_current();
         if (broken_) return;
         continue;

@@ -87,8 +87,14 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   };
   // What this connection knows of a statement's text.
   struct Statement {
-    std::string name;       // its prepared statement's name
-    bool prepared = false;  // the server has it under `name`
+    enum class State {
+      ran,         // run once, unprepared: prepared when it comes again
+      prepared,    // the server has it under `name`
+      unprepared,  // runs unprepared for good: `name` was taken (a session pooler that does
+                   // not reset server connections can hand over another client's statements)
+    };
+    std::string name;
+    State state = State::ran;
   };
   struct Connecting;
 
