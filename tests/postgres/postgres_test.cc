@@ -382,41 +382,54 @@ class PgConnectionTest : public PostgresTest {
   using PgConnection = postgres_backend::PgConnection;
   using Reply = postgres_backend::Reply;
 
-  PgConnectionTest() {
+  PgConnectionTest() : connection_(connect()) {}
+  ~PgConnectionTest() override {
+    for (const auto& connection : opened_) {
+      std::promise<void> closed;
+      executor_->post([&] {
+        connection->close(make_error_code(errc::cancelled), "the test is over");
+        closed.set_value();
+      });
+      closed.get_future().wait();
+    }
+  }
+
+  // Another connection, closed with the test.
+  std::shared_ptr<PgConnection> connect() {
     std::promise<std::shared_ptr<PgConnection>> opened;
     PgConnection::open(executor_, {{"dbname", url()}}, Clock::now() + 10s, Clock::duration::zero(),
                        [&](std::shared_ptr<PgConnection> connection, Reply reply) {
                          EXPECT_FALSE(reply.error) << reply.message;
                          opened.set_value(std::move(connection));
                        });
-    connection_ = opened.get_future().get();
-  }
-  ~PgConnectionTest() override {
-    if (!connection_) return;
-    std::promise<void> closed;
-    executor_->post([&] {
-      connection_->close(make_error_code(errc::cancelled), "the test is over");
-      closed.set_value();
-    });
-    closed.get_future().wait();
+    auto connection = opened.get_future().get();
+    if (connection) opened_.push_back(connection);
+    return connection;
   }
 
-  Reply run(const std::string& sql) {
+  Reply run(const std::string& sql, bool may_wait = false) {
+    return run_on(connection_, sql, may_wait);
+  }
+  Reply run_on(const std::shared_ptr<PgConnection>& connection, const std::string& sql,
+               bool may_wait = false) {
     std::promise<Reply> done;
     executor_->post([&] {
-      connection_->query(sql, {}, [&](Reply reply) { done.set_value(std::move(reply)); });
+      connection->query(
+          sql, {}, [&](Reply reply) { done.set_value(std::move(reply)); }, may_wait);
     });
     return done.get_future().get();
   }
   // The first value of the first row ("" if none); the statement must succeed.
-  std::string value(const std::string& sql) {
-    const Reply reply = run(sql);
+  std::string value(const std::string& sql) { return value_on(connection_, sql); }
+  std::string value_on(const std::shared_ptr<PgConnection>& connection, const std::string& sql) {
+    const Reply reply = run_on(connection, sql);
     EXPECT_FALSE(reply.error) << sql << ": " << reply.message;
     return reply.rows.empty() || !reply.rows[0][0] ? std::string() : *reply.rows[0][0];
   }
 
   const std::shared_ptr<detail::Executor> executor_ = std::make_shared<detail::Executor>();
-  std::shared_ptr<PgConnection> connection_;
+  std::vector<std::shared_ptr<PgConnection>> opened_;
+  const std::shared_ptr<PgConnection> connection_;
 };
 
 // dlock's statements run prepared from their second run on one connection, so the server
@@ -428,6 +441,13 @@ TEST_F(PgConnectionTest, AStatementRunAgainRunsPrepared) {
   EXPECT_EQ(value(prepared), "0");
   EXPECT_EQ(value(prepared), "1");  // prepared before it ran
   EXPECT_EQ(value(prepared), "1");
+  // Run as prepared, not prepared and then run as is: the statement's plans were used.
+  EXPECT_EQ(value("SELECT 42"), "42");
+  EXPECT_EQ(value("SELECT 42"), "42");
+  EXPECT_EQ(value("SELECT 42"), "42");
+  EXPECT_EQ(value("SELECT generic_plans + custom_plans FROM pg_prepared_statements WHERE "
+                  "statement = 'SELECT 42'"),
+            "2");
   for (int round = 0; round < 3; ++round) {
     EXPECT_EQ(run("SELECT 1/0").sqlstate, "22012");  // prepares, fails when run
     EXPECT_EQ(run("SELEC 1").sqlstate, "42601");     // fails to prepare
@@ -437,17 +457,37 @@ TEST_F(PgConnectionTest, AStatementRunAgainRunsPrepared) {
       EXPECT_EQ(value("SELECT " + std::to_string(i)), std::to_string(i));
     }
   }
-  EXPECT_EQ(value(prepared), std::to_string(PgConnection::kMostStatements - 1));
+  EXPECT_EQ(value(prepared), std::to_string(PgConnection::kMostStatements - 2));
 }
 
-// A server connection handed over by a session pooler that does not reset it (PgBouncer with
-// an empty server_reset_query) may hold another client's statements under dlock's names: a
-// statement whose name is taken runs unprepared.
-TEST_F(PgConnectionTest, AStatementWhoseNameIsTakenRunsUnprepared) {
+// A statement that may wait for a lock is never prepared: a cancel that reached the server
+// between a Prepare and its Execute would be dropped, and the wait would go on.
+TEST_F(PgConnectionTest, AStatementThatMayWaitIsNeverPrepared) {
   ASSERT_TRUE(connection_);
-  EXPECT_EQ(value("PREPARE dlock_1 AS SELECT 42"), "");  // remembered as dlock_0
-  for (int round = 0; round < 3; ++round) EXPECT_EQ(value("SELECT 7"), "7");  // dlock_1
-  EXPECT_EQ(value("EXECUTE dlock_1"), "42");
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_FALSE(run("SELECT pg_advisory_lock(7)", /*may_wait=*/true).error);
+  }
+  EXPECT_EQ(value("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE "
+                  "'%pg_advisory_lock%'"),
+            "0");
+}
+
+// A session pooler that does not reset server connections (PgBouncer with an empty
+// server_reset_query) hands them over with the last client's prepared statements: names that
+// are random per connection cannot be taken by them.
+TEST_F(PgConnectionTest, PreparedStatementNamesAreRandomPerConnection) {
+  ASSERT_TRUE(connection_);
+  const std::string names =
+      "SELECT string_agg(name, ',' ORDER BY name) FROM pg_prepared_statements";
+  value(names);
+  const std::string ours = value(names);
+  ASSERT_TRUE(ours.starts_with("dlock_")) << ours;
+  const auto other = connect();
+  ASSERT_TRUE(other);
+  value_on(other, names);
+  const std::string theirs = value_on(other, names);
+  ASSERT_TRUE(theirs.starts_with("dlock_")) << theirs;
+  EXPECT_NE(ours, theirs);
 }
 
 }  // namespace

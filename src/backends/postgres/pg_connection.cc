@@ -9,6 +9,7 @@
 #include <dlock/error.h>
 
 #include "backends/sql/heartbeat.h"
+#include "core/random_hex.h"
 
 namespace dlock::postgres_backend {
 
@@ -184,6 +185,7 @@ PgConnection::PgConnection(std::shared_ptr<detail::Executor> executor, void* con
       socket_(std::make_unique<Socket>(executor_->io_context(), PQsocket(pg(conn)))),
       heartbeat_(heartbeat),
       backend_pid_(PQbackendPID(pg(conn))),
+      statement_prefix_("dlock_" + detail::random_hex(8) + "_"),
       last_reply_(Clock::now()) {}
 
 PgConnection::~PgConnection() {
@@ -229,23 +231,21 @@ void PgConnection::send_current() {
   std::vector<const char*> values;
   for (const Param& param : current_->params) values.push_back(param ? param->c_str() : nullptr);
   const int count = static_cast<int>(values.size());
-  using State = Statement::State;
-  State state = State::unprepared;
-  const char* name = nullptr;
-  if (const auto known = statements_.find(current_->sql); known != statements_.end()) {
-    state = known->second.state;
-    name = known->second.name.c_str();
-  } else if (statements_.size() < kMostStatements) {
+  const Statement* known = nullptr;
+  if (const auto found = statements_.find(current_->sql); found != statements_.end()) {
+    known = &found->second;
+  } else if (!current_->may_wait && statements_.size() < kMostStatements) {
     // The first run, as is: remembered, and prepared if it comes again.
     statements_.emplace(current_->sql,
-                        Statement{.name = "dlock_" + std::to_string(statements_.size())});
+                        Statement{.name = statement_prefix_ + std::to_string(statements_.size())});
   }
   int sent;
-  if (state == State::prepared) {
-    sent = PQsendQueryPrepared(pg(conn_), name, count, values.data(), nullptr, nullptr, 0);
-  } else if (state == State::ran) {
+  if (known && known->prepared) {
+    sent = PQsendQueryPrepared(pg(conn_), known->name.c_str(), count, values.data(), nullptr,
+                               nullptr, 0);
+  } else if (known) {
     current_->preparing = true;
-    sent = PQsendPrepare(pg(conn_), name, current_->sql.c_str(), count, nullptr);
+    sent = PQsendPrepare(pg(conn_), known->name.c_str(), current_->sql.c_str(), count, nullptr);
   } else {
     sent = PQsendQueryParams(pg(conn_), current_->sql.c_str(), count, nullptr, values.data(),
                              nullptr, nullptr, 0);
@@ -286,13 +286,10 @@ void PgConnection::on_readable() {
   while (current_ && !PQisBusy(pg(conn_))) {
     PGresult* result = PQgetResult(pg(conn_));
     if (result == nullptr) {
-      // A failed Prepare fails the statement as running it would, unless the name is taken.
-      constexpr const char* kDuplicatePreparedStatement = "42P05";
-      if (current_->preparing &&
-          (!current_reply_.error || current_reply_.sqlstate == kDuplicatePreparedStatement)) {
+      // A failed Prepare fails the statement, as running it would have.
+      if (current_->preparing && !current_reply_.error) {
         current_->preparing = false;
-        statements_[current_->sql].state =
-            current_reply_.error ? Statement::State::unprepared : Statement::State::prepared;
+        statements_[current_->sql].prepared = true;
         send_current();
         if (broken_) return;
         continue;

@@ -2,9 +2,11 @@
 // libpq's socket, libpq (PQconnectPoll, PQsendQueryParams, PQconsumeInput) does the protocol.
 // Queries run one at a time in the order given. A statement run a second time is prepared
 // first, and runs prepared from then on: the server parses and plans each of dlock's few
-// statements once per connection, which was half its work per lock before. A heartbeat ("SELECT 1"
-// when idle) notices a silent network: an answer later than the heartbeat period breaks the
-// connection.
+// statements once per connection, which was half its work per lock before. A statement that
+// may wait for a lock is never prepared: a cancel (pg_cancel_backend) that reached the server
+// between its Prepare and its Execute would be dropped, and the wait would go on. A heartbeat
+// ("SELECT 1" when idle) notices a silent network: an answer later than the heartbeat period breaks
+// the connection.
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_CONNECTION_H_
 #define DLOCK_SRC_BACKENDS_POSTGRES_PG_CONNECTION_H_
 
@@ -61,7 +63,8 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   PgConnection& operator=(const PgConnection&) = delete;
 
   // Queues one statement; `done` runs on the executor once it ended (never from inside this
-  // call). A query that `may_wait` (a lock wait) is exempt from the heartbeat's deadline.
+  // call). A query that `may_wait` (a lock wait) is exempt from the heartbeat's deadline, and
+  // never prepared.
   void query(std::string sql, std::vector<Param> params, Done done, bool may_wait = false);
 
   // The server process serving this connection (pg_backend_pid()).
@@ -87,14 +90,8 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   };
   // What this connection knows of a statement's text.
   struct Statement {
-    enum class State {
-      ran,         // run once, unprepared: prepared when it comes again
-      prepared,    // the server has it under `name`
-      unprepared,  // runs unprepared for good: `name` was taken (a session pooler that does
-                   // not reset server connections can hand over another client's statements)
-    };
     std::string name;
-    State state = State::ran;
+    bool prepared = false;  // the server has it under `name`; run once, unprepared, before
   };
   struct Connecting;
 
@@ -118,6 +115,9 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   std::unique_ptr<Socket> socket_;
   const Clock::duration heartbeat_;
   int backend_pid_ = 0;
+  // "dlock_<random>_": a session pooler that does not reset server connections may hand this
+  // one over with another client's prepared statements, whose names must not be ours.
+  const std::string statement_prefix_;
   bool broken_ = false;
   std::deque<Pending> queue_;
   std::optional<Pending> current_;

@@ -8,7 +8,7 @@
 #include <dlock/error.h>
 
 #include "core/await_future.h"
-#include "random_hex.h"
+#include "core/random_hex.h"
 
 namespace dlock::redis_backend {
 
@@ -36,7 +36,7 @@ bool transient(std::error_code code) { return code == errc::connection_lost; }
 
 RedisClient::RedisClient(ClientOptions options)
     : options_(std::move(options)),
-      client_id_(random_hex(16)),
+      client_id_(detail::random_hex(16)),
       executor_(std::make_shared<detail::Executor>()),
       timers_(*executor_) {}
 

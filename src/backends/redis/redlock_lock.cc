@@ -7,8 +7,8 @@
 
 #include "core/attempt_contender.h"
 #include "core/holder_data.h"
+#include "core/random_hex.h"
 #include "lease/watchdog.h"
-#include "random_hex.h"
 #include "redis_client.h"
 
 namespace dlock::redis_backend {
@@ -133,7 +133,7 @@ class RedlockAttempt : public std::enable_shared_from_this<RedlockAttempt> {
                  detail::Contender::Done done)
       : masters_(std::move(masters)),
         keys_(std::move(keys)),
-        value_(random_hex(20)),
+        value_(detail::random_hex(20)),
         record_(value_ + " " + detail::encode_holder_data(label)),
         deadline_(deadline),
         stop_(std::move(stop)),

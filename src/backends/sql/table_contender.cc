@@ -1,13 +1,13 @@
 #include "table_contender.h"
 
 #include <charconv>
-#include <random>
 
 #include <dlock/error.h>
 
 #include "core/attempt_contender.h"
 #include "core/lock_kind.h"
 #include "core/polling_attempt.h"
+#include "core/random_hex.h"
 #include "table_holding.h"
 
 namespace dlock::sql {
@@ -18,18 +18,6 @@ namespace {
 
 constexpr Clock::duration kFirstPoll = std::chrono::milliseconds(5);
 constexpr Clock::duration kLongestPoll = std::chrono::milliseconds(200);
-
-// 128 random bits in hex: an owner id no other acquisition anywhere will have.
-std::string new_owner() {
-  thread_local std::mt19937_64 random(std::random_device{}());
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string owner;
-  for (int half = 0; half < 2; ++half) {
-    std::uint64_t bits = random();
-    for (int i = 0; i < 16; ++i, bits >>= 4) owner += kHex[bits & 15];
-  }
-  return owner;
-}
 
 std::uint64_t number(const Value& text) {
   std::uint64_t value = 0;
@@ -42,7 +30,7 @@ std::uint64_t number(const Value& text) {
 class TableSteps final : public detail::PollingAttempt::Steps {
  public:
   explicit TableSteps(std::shared_ptr<const TableSite> site)
-      : site_(std::move(site)), locks_(site_->locks), owner_(new_owner()) {}
+      : site_(std::move(site)), locks_(site_->locks), owner_(detail::random_hex(16)) {}
 
   void take(Taken then) override {
     if (!kind_checked_) return check_kind(std::move(then));

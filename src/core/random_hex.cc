@@ -2,7 +2,7 @@
 
 #include <random>
 
-namespace dlock::redis_backend {
+namespace dlock::detail {
 
 std::string random_hex(std::size_t bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -16,4 +16,4 @@ std::string random_hex(std::size_t bytes) {
   return hex;
 }
 
-}  // namespace dlock::redis_backend
+}  // namespace dlock::detail
