@@ -70,8 +70,11 @@ TEST_F(CliTest, ExitStatusesMatchFlockWhereFlockHasThem) {
     std::unique_ptr<Process> flock_holder, dlock_holder;
     if (row.contended) {
       const std::string marker = dir_.file("flock-held");
+      // -o: flock alone holds the lock, not its command, so the lock is free once the
+      // holder is reaped; a sleep holding it could outlive the reaping by a moment and make
+      // the next row's flock -n find it busy.
       flock_holder = std::make_unique<Process>(std::vector<std::string>{
-          "flock", lock_file, "sh", "-c", "touch " + marker + "; exec sleep 60"});
+          "flock", "-o", lock_file, "sh", "-c", "touch " + marker + "; exec sleep 60"});
       ASSERT_TRUE(eventually([&] { return file_exists(marker); }));
       dlock_holder = hold("/table");
     }
