@@ -460,16 +460,23 @@ TEST_F(PgConnectionTest, AStatementRunAgainRunsPrepared) {
   EXPECT_EQ(value(prepared), std::to_string(PgConnection::kMostStatements - 2));
 }
 
-// A statement that may wait for a lock is never prepared: a cancel that reached the server
-// between a Prepare and its Execute would be dropped, and the wait would go on.
-TEST_F(PgConnectionTest, AStatementThatMayWaitIsNeverPrepared) {
+// A wait about to be cancelled stops its connection sending: a lock statement run for the
+// second time, whose Prepare is answered after stop_sending(), is never executed (a cancel
+// that reached the server between the Prepare and the Execute would have been dropped).
+TEST_F(PgConnectionTest, AStatementStoppedBeforeItsExecuteNeverRuns) {
   ASSERT_TRUE(connection_);
-  for (int round = 0; round < 3; ++round) {
-    EXPECT_FALSE(run("SELECT pg_advisory_lock(7)", /*may_wait=*/true).error);
-  }
-  EXPECT_EQ(value("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE "
-                  "'%pg_advisory_lock%'"),
-            "0");
+  const std::string lock = "SELECT pg_advisory_lock(7)";
+  EXPECT_FALSE(run(lock, /*may_wait=*/true).error);  // run once, as is: remembered
+  EXPECT_FALSE(run("SELECT pg_advisory_unlock(7)").error);
+  std::promise<Reply> done;
+  executor_->post([&] {
+    connection_->query(
+        lock, {}, [&](Reply reply) { done.set_value(std::move(reply)); }, /*may_wait=*/true);
+    connection_->stop_sending(make_error_code(errc::cancelled), "stopped");  // Prepare sent
+  });
+  EXPECT_EQ(done.get_future().get().error, errc::cancelled);
+  EXPECT_EQ(run("SELECT 1").error, errc::cancelled);
+  EXPECT_EQ(value_on(connect(), "SELECT pg_try_advisory_lock(7)"), "t");
 }
 
 // A session pooler that does not reset server connections (PgBouncer with an empty

@@ -3,6 +3,8 @@
 #include <libpq-fe.h>
 #include <unistd.h>
 
+#include <utility>
+
 #include <asio/io_context.hpp>
 #include <asio/posix/stream_descriptor.hpp>
 
@@ -204,8 +206,20 @@ void PgConnection::enqueue(Pending pending) {
     });
     return;
   }
+  if (stopped_) {
+    executor_->post([done = std::move(pending.done), reply = *stopped_] { done(reply); });
+    return;
+  }
   queue_.push_back(std::move(pending));
   if (!current_) start_next();
+}
+
+void PgConnection::stop_sending(std::error_code error, const std::string& why) {
+  if (broken_ || stopped_) return;
+  stopped_ = Reply::failure(error, why);
+  for (Pending& pending : std::exchange(queue_, {})) {
+    executor_->post([done = std::move(pending.done), reply = *stopped_] { done(reply); });
+  }
 }
 
 std::uint64_t PgConnection::watch(std::function<void()> lost) {
@@ -234,7 +248,7 @@ void PgConnection::send_current() {
   const Statement* known = nullptr;
   if (const auto found = statements_.find(current_->sql); found != statements_.end()) {
     known = &found->second;
-  } else if (!current_->may_wait && statements_.size() < kMostStatements) {
+  } else if (statements_.size() < kMostStatements) {
     // The first run, as is: remembered, and prepared if it comes again.
     statements_.emplace(current_->sql,
                         Statement{.name = statement_prefix_ + std::to_string(statements_.size())});
@@ -288,6 +302,10 @@ void PgConnection::on_readable() {
     if (result == nullptr) {
       // A failed Prepare fails the statement, as running it would have.
       if (current_->preparing && !current_reply_.error) {
+        if (stopped_) {
+          finish_current(*stopped_);
+          continue;
+        }
         current_->preparing = false;
         statements_[current_->sql].prepared = true;
         send_current();

@@ -2,9 +2,7 @@
 // libpq's socket, libpq (PQconnectPoll, PQsendQueryParams, PQconsumeInput) does the protocol.
 // Queries run one at a time in the order given. A statement run a second time is prepared
 // first, and runs prepared from then on: the server parses and plans each of dlock's few
-// statements once per connection, which was half its work per lock before. A statement that
-// may wait for a lock is never prepared: a cancel (pg_cancel_backend) that reached the server
-// between its Prepare and its Execute would be dropped, and the wait would go on. A heartbeat
+// statements once per connection, which was half its work per lock before. A heartbeat
 // ("SELECT 1" when idle) notices a silent network: an answer later than the heartbeat period breaks
 // the connection.
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_CONNECTION_H_
@@ -63,8 +61,7 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   PgConnection& operator=(const PgConnection&) = delete;
 
   // Queues one statement; `done` runs on the executor once it ended (never from inside this
-  // call). A query that `may_wait` (a lock wait) is exempt from the heartbeat's deadline, and
-  // never prepared.
+  // call). A query that `may_wait` (a lock wait) is exempt from the heartbeat's deadline.
   void query(std::string sql, std::vector<Param> params, Done done, bool may_wait = false);
 
   // The server process serving this connection (pg_backend_pid()).
@@ -75,6 +72,13 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   // an id for unwatch().
   std::uint64_t watch(std::function<void()> lost);
   void unwatch(std::uint64_t id) { watchers_.erase(id); }
+
+  // Sends nothing more, before a wait is cancelled (pg_cancel_backend from another connection):
+  // queries not yet sent, and one whose Prepare is answered but whose Execute is not sent, end
+  // with `error`. A cancel that reached the server between the two would be dropped, and the
+  // wait would go on for a client that has gone. A statement the server runs goes on, so that
+  // the cancel can end it; close() follows.
+  void stop_sending(std::error_code error, const std::string& why);
 
   // Ends the connection: the server frees its session locks. Pending queries fail with
   // `error`; watchers are told.
@@ -119,6 +123,7 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   // one over with another client's prepared statements, whose names must not be ours.
   const std::string statement_prefix_;
   bool broken_ = false;
+  std::optional<Reply> stopped_;  // stop_sending()'s failure, for every query after it
   std::deque<Pending> queue_;
   std::optional<Pending> current_;
   Reply current_reply_;

@@ -253,6 +253,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   // The server would go on waiting for a closed client until it granted the lock: cancel the
   // wait first, then close the connection (which frees the lock if the grant won the race).
   void cancel_wait(std::shared_ptr<PgConnection> own) {
+    own->stop_sending(make_error_code(errc::cancelled), "the wait was cancelled");
     core_->with_primary([own, core = core_](std::shared_ptr<PgConnection> primary, Reply) {
       const auto close = [own](Reply) {
         own->close(make_error_code(errc::cancelled), "the wait was cancelled");

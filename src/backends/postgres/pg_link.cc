@@ -28,6 +28,10 @@ class PgSession final : public sql::BackendSession<postgres::Backend::Impl, PgCo
         may_wait);
   }
   std::string id() const override { return std::to_string(connection_->backend_pid()); }
+  // Before the wait on this connection is cancelled (PgConnection::stop_sending()).
+  void stop_sending() const {
+    connection_->stop_sending(make_error_code(errc::cancelled), "the wait was cancelled");
+  }
 };
 
 }  // namespace
@@ -52,6 +56,7 @@ void PgLink::open_session(Clock::time_point deadline, Opened opened) {
 }
 
 void PgLink::interrupt(const sql::Session& session, Done done) {
+  static_cast<const PgSession&>(session).stop_sending();  // this link's sessions are PgSessions
   const auto core = core_.lock();
   run(core ? core->sql.cancel_backend : std::string(), {session.id()}, std::move(done));
 }
