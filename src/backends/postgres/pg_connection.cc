@@ -3,10 +3,9 @@
 #include <libpq-fe.h>
 #include <unistd.h>
 
-#include <utility>
-
 #include <asio/io_context.hpp>
 #include <asio/posix/stream_descriptor.hpp>
+#include <utility>
 
 #include <dlock/error.h>
 
