@@ -300,6 +300,34 @@ TEST_F(PostgresTest, AnEndedWaitLeavesNothingQueuedOrHeld) {
   EXPECT_TRUE(next.try_lock());
 }
 
+// A waiter's connection goes back to the pool after a granted wait, so its next wait runs the
+// lock statement a second time there: prepared, in two messages (pg_connection.h). Cancelled
+// 0 to 5 ms into it, the wait leaves no waiter queued and nothing held. (The moment between
+// the two messages is hit on purpose by
+// PgConnectionTest.AStatementStoppedBeforeItsExecuteNeverRuns.)
+TEST_F(PostgresTest, AWaitCancelledOnAReusedConnectionLeavesNothingQueuedOrHeld) {
+  Mutex holder(open(), "/reused");
+  Mutex waiter(open(), "/reused");
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE(round);
+    holder.lock();
+    auto granted = std::async(std::launch::async, [&] { waiter.lock(); });
+    ASSERT_TRUE(eventually([&] { return advisory_locks("/reused", false) == "1"; }));
+    holder.unlock();
+    granted.get();
+    waiter.unlock();
+    holder.lock();
+    std::stop_source stop;
+    auto waiting = std::async(std::launch::async, [&] { waiter.lock(stop.get_token()); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(round));  // the cancel's moment
+    stop.request_stop();
+    EXPECT_THROW(waiting.get(), Error);
+    EXPECT_TRUE(eventually([&] { return advisory_locks("/reused", false) == "0"; }));
+    holder.unlock();
+    EXPECT_TRUE(eventually([&] { return advisory_locks("/reused", true) == "0"; }));
+  }
+}
+
 TEST_F(PostgresTest, StatusAndListShowHoldersWaitersAndOtherPrograms) {
   auto backend = open();
   Mutex holder(backend, "/shown/a", LockOptions{.label = "nightly"});

@@ -306,7 +306,7 @@ void PgConnection::on_readable() {
           continue;
         }
         current_->preparing = false;
-        statements_[current_->sql].prepared = true;
+        statements_.at(current_->sql).prepared = true;  // only a remembered text is prepared
         send_current();
         if (broken_) return;
         continue;
