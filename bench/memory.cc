@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -77,9 +78,11 @@ int main(int argc, char** argv) {
   const long before_kib = resident_kib();
   const long heap_before = heap_in_use();
 
-  std::vector<std::unique_ptr<dlock::Mutex>> mutexes;
+  // A deque holds the handles themselves (a Mutex cannot move), as a program holding many
+  // would: no allocation per handle beside the library's own.
+  std::deque<dlock::Mutex> mutexes;
   for (long i = 0; i < count; ++i) {
-    mutexes.push_back(std::make_unique<dlock::Mutex>(session, base + "/lock-" + std::to_string(i)));
+    mutexes.emplace_back(session, base + "/lock-" + std::to_string(i));
   }
   std::vector<dlock::Lease> leases(static_cast<std::size_t>(count));
   std::mutex mu;
@@ -89,7 +92,7 @@ int main(int argc, char** argv) {
   // As many acquisitions in flight at once as Curator's peer has threads: each grant starts
   // the next.
   std::function<void(long)> start = [&](long i) {
-    mutexes[static_cast<std::size_t>(i)]->async_acquire(
+    mutexes[static_cast<std::size_t>(i)].async_acquire(
         [&, i](std::error_code ec, dlock::Lease lease) {
           {
             std::lock_guard lock(mu);

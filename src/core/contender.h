@@ -14,6 +14,8 @@
 #include <dlock/backend.h>
 #include <dlock/lease.h>
 
+#include "compact_mutex.h"
+
 namespace dlock {
 class Error;
 }  // namespace dlock
@@ -109,7 +111,7 @@ class CurrentAttempt {
 
  private:
   std::atomic<std::uint64_t> issued_{0};
-  mutable std::mutex mu_;
+  mutable CompactMutex mu_;
   std::uint64_t latest_ = 0;
   std::weak_ptr<Attempt> current_;
 };

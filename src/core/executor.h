@@ -38,7 +38,7 @@ class Executor {
   // The task must not capture a strong reference to the executor's owner: it could then be
   // the task that destroys the executor, after this call has returned.
   void run_and_wait(const Task& task);
-  // Runs `task` at `when` (or soon after). Returns an id for cancel().
+  // Runs `task` at `when` (or soon after). Returns an id for cancel(), never 0.
   TimerId post_at(Clock::time_point when, Task task);
   // Returns true if the timer had not run yet and now never will.
   bool cancel(TimerId id);

@@ -1,6 +1,7 @@
 #include "lock_handle.h"
 
 #include <future>
+#include <stdexcept>
 
 #include <dlock/error.h>
 
@@ -18,12 +19,23 @@ LockHandle::LockHandle(std::shared_ptr<Backend> backend, std::string path,
     throw Error(errc::invalid_argument,
                 "label over " + std::to_string(kLongestLabel) + " bytes for " + path_);
   }
-  for (const ContenderSpec& role : roles) {
+  if (roles.size() > kMostRoles) {
+    throw Error(errc::invalid_argument, "more roles than a lock handle has: " + path_);
+  }
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    const ContenderSpec& role = roles[i];
     if (role.role == ContenderSpec::Role::semaphore && role.permits == 0) {
       throw Error(errc::invalid_argument, "a semaphore needs at least 1 permit: " + path_);
     }
-    contenders_.push_back(backend_->make_contender(path_, role, options));
+    contenders_[i] = backend_->make_contender(path_, role, options);
   }
+}
+
+Contender& LockHandle::contender(std::size_t role) const {
+  if (role >= contenders_.size() || !contenders_[role]) {
+    throw std::out_of_range("no role " + std::to_string(role) + " on " + path_);
+  }
+  return *contenders_[role];
 }
 
 LockHandle::~LockHandle() {
@@ -33,7 +45,9 @@ LockHandle::~LockHandle() {
     lease = std::move(kept_);
   }
   lease.release();
-  for (auto& contender : contenders_) contender->abandon();
+  for (auto& each : contenders_) {
+    if (each) each->abandon();
+  }
 }
 
 void LockHandle::start(std::size_t role, Clock::time_point deadline, std::stop_token stop,
@@ -50,17 +64,17 @@ void LockHandle::start(std::size_t role, Clock::time_point deadline, std::stop_t
   }
   std::weak_ptr<LockHandle> weak = weak_from_this();
   try {
-    contenders_.at(role)->acquire(deadline, std::move(stop),
-                                  [weak, done = std::move(done)](Outcome outcome) {
-                                    if (auto self = weak.lock()) {
-                                      if (outcome.error) {
-                                        self->set_idle();
-                                      } else {
-                                        self->watch_release(*outcome.holding);
-                                      }
-                                    }
-                                    done(std::move(outcome));
-                                  });
+    contender(role).acquire(deadline, std::move(stop),
+                            [weak, done = std::move(done)](Outcome outcome) {
+                              if (auto self = weak.lock()) {
+                                if (outcome.error) {
+                                  self->set_idle();
+                                } else {
+                                  self->watch_release(*outcome.holding);
+                                }
+                              }
+                              done(std::move(outcome));
+                            });
   } catch (...) {
     set_idle();  // a backend refusing up front leaves the handle usable
     throw;
@@ -129,7 +143,7 @@ void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
   }
   std::promise<Outcome> promise;
   auto result = promise.get_future();
-  contenders_.at(role)->acquire_beside(
+  contender(role).acquire_beside(
       *from, [&promise](Outcome outcome) { promise.set_value(std::move(outcome)); });
   Outcome outcome = result.get();
   if (outcome.error) {

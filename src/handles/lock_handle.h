@@ -3,6 +3,7 @@
 #ifndef DLOCK_SRC_HANDLES_LOCK_HANDLE_H_
 #define DLOCK_SRC_HANDLES_LOCK_HANDLE_H_
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include <dlock/backend.h>
 #include <dlock/lease.h>
 
+#include "core/compact_mutex.h"
 #include "core/contender.h"
 
 namespace dlock::detail {
@@ -26,9 +28,9 @@ class LockHandle : public std::enable_shared_from_this<LockHandle> {
 
   using AcquireCallback = std::function<void(std::error_code, Lease)>;
 
-  // One contender per entry of `roles`, all on `path`. The one place a handle's arguments are
-  // checked, for every backend: throws dlock::Error invalid_path, invalid_argument (a label
-  // over kLongestLabel bytes, a semaphore of 0 permits, no backend), and as
+  // One contender per entry of `roles` (at most two), all on `path`. The one place a handle's
+  // arguments are checked, for every backend: throws dlock::Error invalid_path, invalid_argument (a
+  // label over kLongestLabel bytes, a semaphore of 0 permits, no backend), and as
   // Backend::make_contender.
   LockHandle(std::shared_ptr<Backend> backend, std::string path,
              const std::vector<ContenderSpec>& roles, const LockOptions& options);
@@ -68,11 +70,18 @@ class LockHandle : public std::enable_shared_from_this<LockHandle> {
   // Makes the handle idle again when `holding` is released.
   void watch_release(Holding& holding);
 
+  // The contender of `role`; throws std::out_of_range if the handle has no such role.
+  Contender& contender(std::size_t role) const;
+
+  // A handle has one role (Mutex, Semaphore) or two (SharedMutex's reader and writer).
+  static constexpr std::size_t kMostRoles = 2;
+
   const std::shared_ptr<Backend> backend_;
   const std::string path_;
-  std::vector<std::unique_ptr<Contender>> contenders_;
+  // Inline, not a vector: every held lock keeps its handle.
+  std::array<std::unique_ptr<Contender>, kMostRoles> contenders_;
 
-  mutable std::mutex mu_;
+  mutable CompactMutex mu_;
   bool busy_ = false;  // an attempt is in flight or a Lease from this handle is unreleased
   Lease kept_;
   int kept_role_ = -1;

@@ -366,14 +366,13 @@ void Client::remove_observer(ObserverId id) {
 std::uint64_t Client::add_watch(std::shared_ptr<const std::string> path, WatchFn fn) {
   std::lock_guard lock(mu_);
   const std::uint64_t id = next_watch_++;
-  const std::string_view key = *path;
-  watches_.emplace(key, Watcher{id, std::move(path), std::move(fn), false});
+  watches_.insert(Watcher{id, std::move(path), std::move(fn), false});
   return id;
 }
 
 Client::Watches::iterator Client::find_watcher(std::string_view path, std::uint64_t id) {
   auto [it, end] = watches_.equal_range(path);
-  while (it != end && it->second.id != id) ++it;
+  while (it != end && it->id != id) ++it;
   return it == end ? watches_.end() : it;
 }
 
@@ -382,7 +381,7 @@ void Client::arm_watch(const std::string& path, std::uint64_t id) {
     std::lock_guard lock(mu_);
     auto watcher = find_watcher(path, id);
     if (watcher != watches_.end()) {
-      watcher->second.armed = true;
+      watcher->armed = true;
       return;
     }
     // Other watchers of ours may still want the server's watch.
@@ -405,7 +404,7 @@ void Client::remove_watch(const std::string& path, std::uint64_t id) {
     std::lock_guard lock(mu_);
     auto watcher = find_watcher(path, id);
     if (watcher == watches_.end()) return;  // fired or never set
-    const bool armed = watcher->second.armed;
+    const bool armed = watcher->armed;
     watches_.erase(watcher);
     // Another watcher of ours still needs the server's watch.
     if (watches_.contains(path)) return;
@@ -501,8 +500,8 @@ void Client::on_handshake(std::string_view frame) {
   {
     std::lock_guard lock(mu_);
     const std::string* last = nullptr;  // a path's watchers are adjacent: name it once
-    for (const auto& [path, watcher] : watches_) {
-      if (!watcher.armed || (last != nullptr && *last == path)) continue;
+    for (const Watcher& watcher : watches_) {
+      if (!watcher.armed || (last != nullptr && *last == *watcher.path)) continue;
       last = watcher.path.get();
       armed.push_back(server_path(*last));
     }
@@ -641,8 +640,8 @@ void Client::on_notification(jute::Reader& body) {
     std::lock_guard lock(mu_);
     auto [watcher, end] = watches_.equal_range(path);
     while (watcher != end) {
-      if (watcher->second.armed) {
-        fired.push_back(std::move(watcher->second.fn));
+      if (watcher->armed) {
+        fired.push_back(std::move(watcher->fn));
         watcher = watches_.erase(watcher);
       } else {
         ++watcher;

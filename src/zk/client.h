@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -144,11 +145,19 @@ class Client : public std::enable_shared_from_this<Client> {
   };
   struct Watcher {
     std::uint64_t id = 0;
-    std::shared_ptr<const std::string> path;  // the text its key in `watches_` views
-    WatchFn fn;
+    std::shared_ptr<const std::string> path;
+    // Mutable: the watch table orders watchers by path only.
+    mutable WatchFn fn;
     // Set once the getData that asked for it succeeded: only then has the server a watch for
     // it, and only then can a notification be for it.
-    bool armed = false;
+    mutable bool armed = false;
+  };
+  // Orders watchers by path, and finds them by a path's text.
+  struct ByPath {
+    using is_transparent = void;
+    static std::string_view key(std::string_view path) noexcept { return path; }
+    static std::string_view key(const Watcher& watcher) noexcept { return *watcher.path; }
+    bool operator()(const auto& a, const auto& b) const noexcept { return key(a) < key(b); }
   };
   struct Endpoint {
     asio::ip::tcp::endpoint address;
@@ -206,8 +215,9 @@ class Client : public std::enable_shared_from_this<Client> {
   ObserverId next_observer_ = 1;
   // Data watches by client path. ZooKeeper keeps one watch per path and session; one
   // notification fires every armed watcher of the path. Nearly every path has one watcher
-  // (a waiter's on the node ahead, a holder's on its own), so one entry each, not a map each.
-  using Watches = std::multimap<std::string_view, Watcher>;
+  // (a waiter's on the node ahead, a holder's on its own), so one entry each, not a map each;
+  // keyed by the watcher's own path, not a copy of it.
+  using Watches = std::multiset<Watcher, ByPath>;
   Watches::iterator find_watcher(std::string_view path, std::uint64_t id);
   Watches watches_;
   std::uint64_t next_watch_ = 1;

@@ -1,5 +1,7 @@
 #include "zk_holding.h"
 
+#include <mutex>
+
 #include "node_watch.h"
 
 namespace dlock::zk_backend {
@@ -59,14 +61,14 @@ void ZkHolding::lose(const std::string& why) {
 
 void ZkHolding::do_release() noexcept {
   client_->remove_observer(observer_);
-  std::optional<detail::Executor::TimerId> timer;
+  detail::Executor::TimerId timer;
   std::shared_ptr<engine::EntryWatch> own_watch;
   {
     std::lock_guard lock(mu_);
     timer = watch_timer_;
     own_watch = own_watch_;
   }
-  if (timer) client_->executor().cancel(*timer);
+  if (timer != 0) client_->executor().cancel(timer);
   if (!own_watch) return client_->remove_in_background(node());
   // The watch is removed before the delete, so the delete fires only a successor's watch.
   own_watch->stop(

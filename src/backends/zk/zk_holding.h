@@ -5,10 +5,9 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 
+#include "core/compact_mutex.h"
 #include "core/executor.h"
 #include "engine/queue_store.h"
 #include "zk/client.h"
@@ -45,12 +44,13 @@ class ZkHolding : public engine::EntryHolding, public std::enable_shared_from_th
   void lose(const std::string& why);
 
   const std::shared_ptr<zk::Client> client_;
-  std::atomic<bool> lost_{false};
   zk::Client::ObserverId observer_ = 0;
 
-  std::mutex mu_;
   std::shared_ptr<engine::EntryWatch> own_watch_;
-  std::optional<detail::Executor::TimerId> watch_timer_;
+  detail::Executor::TimerId watch_timer_ = 0;  // 0: none
+  // Beside lost_, in what would be padding: every held lock keeps one holding.
+  detail::CompactMutex mu_;
+  std::atomic<bool> lost_{false};
 };
 
 }  // namespace dlock::zk_backend
