@@ -38,6 +38,7 @@ class AttemptContender final : public Contender {
   void abandon() noexcept override {
     if (auto attempt = current_.get()) attempt->cancel();
   }
+  void attempt_ended() noexcept override { current_.forget(); }
 
  private:
   const std::shared_ptr<const Site> site_;

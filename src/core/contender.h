@@ -108,6 +108,12 @@ class CurrentAttempt {
     std::lock_guard lock(mu_);
     return current_.lock();
   }
+  // Lets go of the latest attempt, which has ended: the weak pointer would keep its control
+  // block for as long as the lock it took is held.
+  void forget() noexcept {
+    std::lock_guard lock(mu_);
+    current_.reset();
+  }
 
  private:
   std::atomic<std::uint64_t> issued_{0};
@@ -130,6 +136,10 @@ class Contender {
   // Ends the attempt in flight, if any, as if cancelled; its node is cleaned up in the
   // background.
   virtual void abandon() noexcept = 0;
+
+  // Told by the handle, from the `done` of the latest acquire() and before the handle may start
+  // another attempt, that the attempt has ended: what the contender kept of it may go.
+  virtual void attempt_ended() noexcept {}
 
   // Takes this contender's role at the queue position of `held`, a holding of the same handle
   // in another role (a writer downgrading to a reader), so nobody queued can get in between.

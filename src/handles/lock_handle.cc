@@ -65,8 +65,10 @@ void LockHandle::start(std::size_t role, Clock::time_point deadline, std::stop_t
   std::weak_ptr<LockHandle> weak = weak_from_this();
   try {
     contender(role).acquire(deadline, std::move(stop),
-                            [weak, done = std::move(done)](Outcome outcome) {
+                            [weak, role, done = std::move(done)](Outcome outcome) {
                               if (auto self = weak.lock()) {
+                                // Before set_idle(): no newer attempt can have started.
+                                self->contender(role).attempt_ended();
                                 if (outcome.error) {
                                   self->set_idle();
                                 } else {

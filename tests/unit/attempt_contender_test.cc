@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -70,6 +71,50 @@ TEST(AttemptContenderTest, AnAttemptStartedFromTheDoneOfTheLastOneIsTheOneAbando
   contender->abandon();
   EXPECT_FALSE(started[0]->cancelled);
   EXPECT_TRUE(started[1]->cancelled) << "abandon() missed the attempt started last";
+}
+
+// Counts the blocks of the attempts it allocates that are still allocated.
+template <class T>
+struct CountingAllocator {
+  using value_type = T;
+  explicit CountingAllocator(int* live) : live(live) {}
+  template <class U>
+  CountingAllocator(const CountingAllocator<U>& other) : live(other.live) {}
+  T* allocate(std::size_t n) {
+    ++*live;
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) {
+    --*live;
+    std::allocator<T>().deallocate(p, n);
+  }
+  bool operator==(const CountingAllocator&) const = default;
+  int* live;
+};
+
+int live_attempt_blocks = 0;
+
+std::shared_ptr<FakeAttempt> start_counted(const std::shared_ptr<const FakeSite>& site,
+                                           Clock::time_point, std::stop_token,
+                                           Contender::Done done) {
+  auto attempt =
+      std::allocate_shared<FakeAttempt>(CountingAllocator<FakeAttempt>(&live_attempt_blocks));
+  site->started->push_back(attempt);
+  done(Outcome::failure(errc::timed_out));
+  return attempt;
+}
+
+// A held lock keeps its handle and contender: the contender's pointer to the attempt that
+// took it must not keep the attempt's control block (or, made as here in one block with it,
+// the attempt itself) once told that the attempt ended.
+TEST(AttemptContenderTest, AnEndedAttemptIsLetGo) {
+  std::vector<std::shared_ptr<FakeAttempt>> started;
+  auto contender = dlock::detail::make_attempt_contender(FakeSite{&started}, &start_counted);
+  contender->acquire(Clock::time_point::max(), {}, [](Outcome) {});
+  started.clear();  // the attempt's own references are gone
+  EXPECT_EQ(1, live_attempt_blocks) << "the contender's weak pointer keeps the block";
+  contender->attempt_ended();
+  EXPECT_EQ(0, live_attempt_blocks);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ class ZkContender : public detail::Contender {
 
   void acquire(Clock::time_point deadline, std::stop_token stop, Done done) override;
   void abandon() noexcept override;
+  void attempt_ended() noexcept override { current_.forget(); }
   void acquire_beside(const detail::Holding& held, Done done) override;
 
  private:
