@@ -366,7 +366,7 @@ void Client::remove_observer(ObserverId id) {
 std::uint64_t Client::add_watch(std::shared_ptr<const std::string> path, WatchFn fn) {
   std::lock_guard lock(mu_);
   const std::uint64_t id = next_watch_++;
-  watches_.insert(Watcher{id, std::move(path), std::move(fn), false});
+  watches_.emplace(id, std::move(path), std::move(fn));
   return id;
 }
 

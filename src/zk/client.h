@@ -144,13 +144,17 @@ class Client : public std::enable_shared_from_this<Client> {
     ReplyHandler on_reply;
   };
   struct Watcher {
-    std::uint64_t id = 0;
+    Watcher(std::uint64_t id, std::shared_ptr<const std::string> path, WatchFn fn)
+        : path(std::move(path)), fn(std::move(fn)), id(id), armed(false) {}
+
     std::shared_ptr<const std::string> path;
     // Mutable: the watch table orders watchers by path only.
     mutable WatchFn fn;
+    // The id and the flag share a word: every held lock's own-node watch has an entry.
+    std::uint64_t id : 63;
     // Set once the getData that asked for it succeeded: only then has the server a watch for
     // it, and only then can a notification be for it.
-    mutable bool armed = false;
+    mutable std::uint64_t armed : 1;
   };
   // Orders watchers by path, and finds them by a path's text.
   struct ByPath {
