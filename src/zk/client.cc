@@ -146,6 +146,7 @@ std::chrono::milliseconds Client::negotiated_timeout() const noexcept {
 void Client::die(std::error_code reason) {
   std::vector<Completion> waiters;
   std::map<ObserverId, Completion> observers;
+  std::vector<std::shared_ptr<DeathWatch>> death_watches;
   Watches watches;
   {
     std::lock_guard lock(mu_);
@@ -155,9 +156,42 @@ void Client::die(std::error_code reason) {
     waiters.swap(connection_waiters_);
     observers.swap(observers_);
     watches.swap(watches_);
+    while (DeathWatch* watch = death_watches_) {
+      // An owner being destroyed waits in unlink() for this lock: it is skipped.
+      if (auto pinned = watch->pin()) death_watches.push_back(std::move(pinned));
+      death_watches_ = watch->next_;
+      watch->prev_ = watch->next_ = nullptr;
+    }
   }
   for (auto& waiter : waiters) waiter(reason);
   for (auto& [id, observer] : observers) observer(reason);
+  for (auto& watch : death_watches) watch->client_died(reason);
+}
+
+void Client::link(DeathWatch& watch) {
+  std::error_code dead;
+  {
+    std::lock_guard lock(mu_);
+    dead = dead_;
+    if (!dead) {
+      watch.prev_ = nullptr;
+      watch.next_ = death_watches_;
+      if (death_watches_ != nullptr) death_watches_->prev_ = &watch;
+      death_watches_ = &watch;
+      return;
+    }
+  }
+  executor_->post([pinned = watch.pin(), dead] {
+    if (pinned) pinned->client_died(dead);
+  });
+}
+
+void Client::unlink(DeathWatch& watch) noexcept {
+  std::lock_guard lock(mu_);
+  if (watch.prev_ == nullptr && death_watches_ != &watch) return;  // not linked
+  (watch.prev_ != nullptr ? watch.prev_->next_ : death_watches_) = watch.next_;
+  if (watch.next_ != nullptr) watch.next_->prev_ = watch.prev_;
+  watch.prev_ = watch.next_ = nullptr;
 }
 
 std::string Client::server_path(const std::string& path) const {

@@ -125,6 +125,36 @@ class Client : public std::enable_shared_from_this<Client> {
   ObserverId add_observer(Completion fn);
   void remove_observer(ObserverId id);
 
+  // What a held lock links into its client to learn that the client died: as an observer,
+  // without the map entry and the std::function (80 bytes), since every held lock keeps one.
+  // Its owner must be managed by a std::shared_ptr.
+  //
+  // Thread safety: the links belong to the client and change under its lock only.
+  class DeathWatch {
+   public:
+    DeathWatch() = default;
+    DeathWatch(const DeathWatch&) = delete;
+    DeathWatch& operator=(const DeathWatch&) = delete;
+
+   protected:
+    ~DeathWatch() = default;
+
+   private:
+    friend class Client;
+    // A strong reference to the owner, or null once its destruction has begun: the client
+    // calls client_died() only on an owner it holds so, and outside its lock.
+    virtual std::shared_ptr<DeathWatch> pin() noexcept = 0;
+    virtual void client_died(std::error_code reason) = 0;
+
+    DeathWatch* prev_ = nullptr;
+    DeathWatch* next_ = nullptr;
+  };
+  // client_died() runs once, with the reason, when the client dies; soon, on the executor's
+  // thread, if it is dead already. REQUIRES: unlink() before `watch` is destroyed.
+  void link(DeathWatch& watch);
+  // Idempotent; afterwards client_died() is not called unless a death already pinned it.
+  void unlink(DeathWatch& watch) noexcept;
+
   // Deletes `path` until the delete is confirmed or the session is gone; no callback.
   void remove_in_background(const std::string& path);
 
@@ -217,6 +247,7 @@ class Client : public std::enable_shared_from_this<Client> {
   std::vector<Completion> connection_waiters_;
   std::map<ObserverId, Completion> observers_;
   ObserverId next_observer_ = 1;
+  DeathWatch* death_watches_ = nullptr;  // the first of a doubly linked list
   // Data watches by client path. ZooKeeper keeps one watch per path and session; one
   // notification fires every armed watcher of the path. Nearly every path has one watcher
   // (a waiter's on the node ahead, a holder's on its own), so one entry each, not a map each;

@@ -1,6 +1,11 @@
 // dlock::zk::Session against a real ZooKeeper: connecting, chroot, auth, logging, multi.
+#include <algorithm>
 #include <future>
+#include <memory>
 #include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
 
 #include "zk_fixture.h"
 
@@ -206,6 +211,37 @@ TEST_F(SessionTest, CloseIsIdempotentAndFiresLost) {
   EXPECT_TRUE(fires_within(mutex.lost(), 10s));
   EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
   mutex.unlock();
+}
+
+// Every held lock of a session is linked into its client's list of death watches (zk::Client::
+// DeathWatch): the first, the last and one in the middle released before the session ends
+// must leave the others linked, and each of those must learn of the end, once.
+TEST_F(SessionTest, ClosingASessionFiresLostOnEveryLockStillHeldAndNoOther) {
+  auto session = connect();
+  constexpr int kLocks = 7;
+  std::vector<std::unique_ptr<Mutex>> mutexes;
+  for (int i = 0; i < kLocks; ++i) {
+    mutexes.push_back(std::make_unique<Mutex>(session, "/locks/many-" + std::to_string(i)));
+    mutexes.back()->lock();
+  }
+  std::vector<std::stop_token> lost;
+  for (auto& mutex : mutexes) lost.push_back(mutex->lost());
+  const std::vector<int> released = {0, 3, kLocks - 1};
+  for (int i : released) mutexes[static_cast<std::size_t>(i)]->unlock();
+  session->close();
+  for (int i = 0; i < kLocks; ++i) {
+    const bool was_released = std::find(released.begin(), released.end(), i) != released.end();
+    if (was_released) continue;
+    EXPECT_TRUE(fires_within(lost[static_cast<std::size_t>(i)], 10s)) << "lock " << i;
+  }
+  for (int i : released) {
+    EXPECT_FALSE(lost[static_cast<std::size_t>(i)].stop_requested()) << "released lock " << i;
+  }
+  for (int i = 0; i < kLocks; ++i) {
+    if (std::find(released.begin(), released.end(), i) == released.end()) {
+      mutexes[static_cast<std::size_t>(i)]->unlock();
+    }
+  }
 }
 
 }  // namespace

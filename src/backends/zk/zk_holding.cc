@@ -12,13 +12,11 @@ ZkHolding::ZkHolding(std::shared_ptr<zk::Client> client, std::shared_ptr<const s
       client_(std::move(client)),
       own_watch_(std::move(own_watch)) {}
 
-ZkHolding::~ZkHolding() { client_->remove_observer(observer_); }
+ZkHolding::~ZkHolding() { client_->unlink(*this); }
 
 void ZkHolding::watch() {
   std::weak_ptr<ZkHolding> weak = weak_from_this();
-  observer_ = client_->add_observer([weak](std::error_code reason) {
-    if (auto self = weak.lock()) self->lose(reason.message());
-  });
+  client_->link(*this);
   std::shared_ptr<engine::EntryWatch> adopted;
   {
     std::lock_guard lock(mu_);
@@ -60,7 +58,7 @@ void ZkHolding::lose(const std::string& why) {
 }
 
 void ZkHolding::do_release() noexcept {
-  client_->remove_observer(observer_);
+  client_->unlink(*this);
   detail::Executor::TimerId timer;
   std::shared_ptr<engine::EntryWatch> own_watch;
   {

@@ -14,7 +14,9 @@
 
 namespace dlock::zk_backend {
 
-class ZkHolding : public engine::EntryHolding, public std::enable_shared_from_this<ZkHolding> {
+class ZkHolding : public engine::EntryHolding,
+                  public zk::Client::DeathWatch,
+                  public std::enable_shared_from_this<ZkHolding> {
  public:
   // A holder that did not wait with a watch on its own node gets one this long after
   // acquisition. That watch only catches someone else deleting the node (session loss is seen
@@ -38,13 +40,14 @@ class ZkHolding : public engine::EntryHolding, public std::enable_shared_from_th
   void do_release() noexcept override;
 
  private:
+  std::shared_ptr<DeathWatch> pin() noexcept override { return weak_from_this().lock(); }
+  void client_died(std::error_code reason) override { lose(reason.message()); }
   // Adopts `own_watch` as the watch on our node; false if the lock is already released.
   bool watch_node(std::shared_ptr<engine::EntryWatch> own_watch);
   // Raises lost() and logs `why`, once, unless the lock was released.
   void lose(const std::string& why);
 
   const std::shared_ptr<zk::Client> client_;
-  zk::Client::ObserverId observer_ = 0;
 
   std::shared_ptr<engine::EntryWatch> own_watch_;
   detail::Executor::TimerId watch_timer_ = 0;  // 0: none
