@@ -1,5 +1,6 @@
 #include "node_watch.h"
 
+#include <mutex>
 #include <utility>
 
 namespace dlock::zk_backend {
@@ -11,88 +12,36 @@ void NodeWatch::on_gone(std::function<void()> action) {
   bool already_gone;
   {
     std::lock_guard lock(mu_);
-    if (stopped_) return;
+    if (stopped()) return;
     next_ = std::move(action);
-    already_gone = gone_;
+    already_gone = found_gone();
   }
-  if (already_gone) gone();
+  if (already_gone) node_gone();
 }
 
-void NodeWatch::start() { arm(); }
-
-void NodeWatch::arm() {
-  std::weak_ptr<NodeWatch> weak = weak_from_this();
-  auto on_event = [weak](zk::WatchEvent event) {
-    auto self = weak.lock();
-    if (!self) return;
-    if (event == zk::WatchEvent::deleted) {
-      self->gone();
-    } else {
-      self->arm();  // data changed: the watch is spent, set it again
-    }
-  };
-  std::lock_guard lock(mu_);
-  if (stopped_) return;
-  confirmed_ = false;
-  in_flight_ = true;
-  // The reply holds the watch alive: a stop() that waits for it must get to run its `then`
-  // (a release's delete) even if every owner has let the watch go meanwhile.
-  watch_id_ = client_->get_data(
-      path_, on_event,
-      [self = shared_from_this(), weak](std::error_code ec, std::string, const zk::Stat&) {
-        if (self->answered(!ec)) return;
-        if (ec == zk::Code::no_node) {
-          self->gone();
-        } else if (zk::is_connection_error(ec)) {
-          self->client_->when_connected([weak](std::error_code dead) {
-            if (auto s = weak.lock(); s && !dead) s->arm();
-          });
-        }
-      });
-}
-
-void NodeWatch::gone() {
+void NodeWatch::node_gone() {
   std::function<void()> action;
   {
     std::lock_guard lock(mu_);
-    gone_ = true;
-    if (stopped_ || !next_) return;
+    if (stopped()) return;  // next_ is stop()'s `then` now
     action = std::exchange(next_, nullptr);
   }
-  action();
-}
-
-bool NodeWatch::answered(bool watch_set) {
-  std::function<void()> then;
-  std::uint64_t to_remove = 0;
-  {
-    std::lock_guard lock(mu_);
-    in_flight_ = false;
-    confirmed_ = watch_set;
-    if (!stopped_) return false;
-    then = std::exchange(next_, nullptr);
-    if (watch_set) to_remove = watch_id_;
-  }
-  if (to_remove != 0) client_->remove_watch(*path_, to_remove);
-  if (then) then();
-  return true;
+  if (action) action();
 }
 
 void NodeWatch::stop(std::function<void()> then) {
-  std::uint64_t to_remove = 0;
+  // The action gives way to `then` in the same step as the stop: a deletion reported
+  // meanwhile finds the watch stopped and runs neither.
+  const bool stopping = NodeWatchState::stop([&] { next_ = std::move(then); });
+  if (!stopping && then) then();
+}
+
+void NodeWatch::watch_stopped() {
+  std::function<void()> then;
   {
     std::lock_guard lock(mu_);
-    if (!stopped_) {
-      stopped_ = true;
-      next_ = nullptr;  // the action: stopped, it never runs
-      if (in_flight_) {
-        next_ = std::move(then);
-        return;
-      }
-      if (confirmed_) to_remove = watch_id_;
-    }
+    then = std::exchange(next_, nullptr);
   }
-  if (to_remove != 0) client_->remove_watch(*path_, to_remove);
   if (then) then();
 }
 

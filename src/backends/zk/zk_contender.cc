@@ -14,7 +14,7 @@ ZkContender::ZkContender(std::shared_ptr<const SessionSite> session, std::string
                          std::string label, std::uint32_t permits, const NodeNaming& naming)
     : session_(std::move(session)),
       dir_(dir),
-      label_(std::move(label)),
+      label_(label.empty() ? nullptr : std::make_unique<const std::string>(std::move(label))),
       permits_(permits),
       naming_(naming) {}
 
@@ -27,7 +27,7 @@ void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done
   if (!client) return done(detail::Outcome::failure(ec));
   auto store = std::make_shared<ZkQueueStore>(
       std::move(client), ZkQueueStore::Site{.dir = std::string(dir_),
-                                            .data = detail::encode_holder_data(label_),
+                                            .data = detail::encode_holder_data(label()),
                                             .naming = &naming_,
                                             .permits = permits_});
   auto attempt = engine::Acquisition::start(
@@ -52,7 +52,7 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
   auto path = std::make_shared<const std::string>(detail::child_path(
       dir_, naming_.new_prefix() + std::string(naming_.stem) + node.substr(node.size() - 10)));
   std::shared_ptr<zk::Client> client = writer->client();
-  client->create(*path, detail::encode_holder_data(label_), zk::CreateMode::ephemeral,
+  client->create(*path, detail::encode_holder_data(label()), zk::CreateMode::ephemeral,
                  [client, path, done = std::move(done)](std::error_code ec, std::string,
                                                         const zk::Stat& stat) {
                    if (ec) {

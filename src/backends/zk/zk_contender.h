@@ -45,7 +45,10 @@ class ZkContender : public detail::Contender {
   // and the path is the handle's.
   const std::shared_ptr<const SessionSite> session_;
   const std::string_view dir_;
-  const std::string label_;
+  std::string_view label() const noexcept { return label_ ? *label_ : std::string_view(); }
+
+  // Null when empty, as most are: a held lock keeps its contender.
+  const std::unique_ptr<const std::string> label_;
   const std::uint32_t permits_;
   const NodeNaming& naming_;
   detail::CurrentAttempt<engine::Acquisition> current_;

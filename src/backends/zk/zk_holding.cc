@@ -2,8 +2,6 @@
 
 #include <mutex>
 
-#include "node_watch.h"
-
 namespace dlock::zk_backend {
 
 ZkHolding::ZkHolding(std::shared_ptr<zk::Client> client, std::shared_ptr<const std::string> node,
@@ -15,40 +13,26 @@ ZkHolding::ZkHolding(std::shared_ptr<zk::Client> client, std::shared_ptr<const s
 ZkHolding::~ZkHolding() { client_->unlink(*this); }
 
 void ZkHolding::watch() {
-  std::weak_ptr<ZkHolding> weak = weak_from_this();
   client_->link(*this);
   std::shared_ptr<engine::EntryWatch> adopted;
   {
     std::lock_guard lock(mu_);
     adopted = own_watch_;
     if (!adopted) {
-      watch_timer_ = client_->executor().post_at(Clock::now() + kOwnWatchDelay, [weak] {
-        if (auto self = weak.lock()) {
-          // Started only if adopted: a watch set beside a release under way could land before
-          // its delete and fire on it. Once adopted, a release stops it, and a stopped watch
-          // never starts.
-          auto fresh = std::make_shared<NodeWatch>(self->client_, self->shared_node());
-          if (self->watch_node(fresh)) fresh->start();
-        }
-      });
+      // A release that comes first stops the watch, and a stopped watch never arms.
+      watch_timer_ =
+          client_->executor().post_at(Clock::now() + kOwnWatchDelay, [weak = weak_from_this()] {
+            if (auto self = weak.lock()) self->arm();
+          });
     }
   }
-  if (adopted) watch_node(adopted);
+  if (adopted) adopt(adopted);
 }
 
-bool ZkHolding::watch_node(std::shared_ptr<engine::EntryWatch> own_watch) {
-  std::weak_ptr<ZkHolding> weak = weak_from_this();
-  {
-    std::lock_guard lock(mu_);
-    if (released()) return false;
-    own_watch_ = own_watch;
-  }
-  own_watch->on_gone([weak] {
-    if (auto self = weak.lock(); self && !self->released()) {
-      self->lose("its node was deleted");
-    }
+void ZkHolding::adopt(std::shared_ptr<engine::EntryWatch> own_watch) {
+  own_watch->on_gone([weak = weak_from_this()] {
+    if (auto self = weak.lock()) self->lose("its node was deleted");
   });
-  return true;
 }
 
 void ZkHolding::lose(const std::string& why) {
@@ -67,7 +51,10 @@ void ZkHolding::do_release() noexcept {
     own_watch = own_watch_;
   }
   if (timer != 0) client_->executor().cancel(timer);
-  if (!own_watch) return client_->remove_in_background(node());
+  if (!own_watch) {
+    NodeWatchState::stop([] {});  // then watch_stopped() deletes the node
+    return;
+  }
   // The watch is removed before the delete, so the delete fires only a successor's watch.
   own_watch->stop(
       [client = client_, node = shared_node()] { client->remove_in_background(*node); });

@@ -10,12 +10,14 @@
 #include "core/compact_mutex.h"
 #include "core/executor.h"
 #include "engine/queue_store.h"
+#include "node_watch_state.h"
 #include "zk/client.h"
 
 namespace dlock::zk_backend {
 
 class ZkHolding : public engine::EntryHolding,
                   public zk::Client::DeathWatch,
+                  private NodeWatchState<ZkHolding>,
                   public std::enable_shared_from_this<ZkHolding> {
  public:
   // A holder that did not wait with a watch on its own node gets one this long after
@@ -40,17 +42,27 @@ class ZkHolding : public engine::EntryHolding,
   void do_release() noexcept override;
 
  private:
+  friend class NodeWatchState<ZkHolding>;
+
   std::shared_ptr<DeathWatch> pin() noexcept override { return weak_from_this().lock(); }
   void client_died(std::error_code reason) override { lose(reason.message()); }
-  // Adopts `own_watch` as the watch on our node; false if the lock is already released.
-  bool watch_node(std::shared_ptr<engine::EntryWatch> own_watch);
+  // Adopts `own_watch`, a waiter's watch, as the watch on our node.
+  void adopt(std::shared_ptr<engine::EntryWatch> own_watch);
+  // The holding's own watch on its node (NodeWatchState), for a holder that did not wait:
+  // inside the holding, since every held lock has one.
+  zk::Client& watch_client() const noexcept { return *client_; }
+  const std::shared_ptr<const std::string>& watched_path() const noexcept { return shared_node(); }
+  detail::CompactMutex& watch_mutex() noexcept { return mu_; }
+  void node_gone() { lose("its node was deleted"); }
+  // The release's delete, once the watch is off: the delete fires only a successor's watch.
+  void watch_stopped() { client_->remove_in_background(node()); }
   // Raises lost() and logs `why`, once, unless the lock was released.
   void lose(const std::string& why);
 
   const std::shared_ptr<zk::Client> client_;
 
-  std::shared_ptr<engine::EntryWatch> own_watch_;
-  detail::Executor::TimerId watch_timer_ = 0;  // 0: none
+  std::shared_ptr<engine::EntryWatch> own_watch_;  // a waiter's, adopted; or null
+  detail::Executor::TimerId watch_timer_ = 0;      // 0: none
   // Beside lost_, in what would be padding: every held lock keeps one holding.
   detail::CompactMutex mu_;
   std::atomic<bool> lost_{false};
