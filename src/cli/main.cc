@@ -96,7 +96,14 @@ bool read_password(const std::string& file, std::optional<std::string>& password
     return true;
   }
   std::ifstream in(file);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    // A failed read (a directory opens, and fails with EISDIR when read) throws from the
+    // stream buffer, past the stream's state; errno still says why.
+    in.setstate(std::ios::badbit);
+  }
   if (!in.good() && !in.eof()) {
     std::fprintf(stderr, "dlock: --password-file %s: %s\n", printable(file).c_str(),
                  std::strerror(errno));

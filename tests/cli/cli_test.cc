@@ -358,5 +358,14 @@ TEST_F(CliTest, PasswordFileThatCannotBeReadIsNamed) {
   EXPECT_NE(std::string::npos, f.err.find("No such file")) << f.err;
 }
 
+// A directory opens as a file on Linux and fails only when read: the read's failure is named
+// too, rather than ending dlock on an uncaught exception (status 134).
+TEST_F(CliTest, PasswordFileThatIsADirectoryIsNamed) {
+  const Finished f = run_dlock({"--password-file", dir_.path(), "status", "/a"});
+  EXPECT_EQ(64, f.status) << f.err;
+  EXPECT_TRUE(f.err.starts_with("dlock: --password-file ")) << f.err;
+  EXPECT_NE(std::string::npos, f.err.find("Is a directory")) << f.err;
+}
+
 }  // namespace
 }  // namespace dlock::test
