@@ -158,7 +158,7 @@ void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
     std::lock_guard lock(mu_);
     old = std::move(kept_);
     kept_ = Lease(std::move(outcome.holding));
-    kept_role_ = static_cast<int>(role);
+    kept_role_ = static_cast<std::int8_t>(role);
   }
   LeaseAccess::holding(old)->set_release_hook(nullptr);
   old.release();
@@ -167,7 +167,7 @@ void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
 void LockHandle::keep(std::size_t role, Lease lease) {
   std::lock_guard lock(mu_);
   kept_ = std::move(lease);
-  kept_role_ = static_cast<int>(role);
+  kept_role_ = static_cast<std::int8_t>(role);
 }
 
 void LockHandle::release_kept(std::size_t role) noexcept {

@@ -4,6 +4,7 @@
 #define DLOCK_SRC_HANDLES_LOCK_HANDLE_H_
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -83,8 +84,9 @@ class LockHandle : public std::enable_shared_from_this<LockHandle> {
 
   mutable CompactMutex mu_;
   bool busy_ = false;  // an attempt is in flight or a Lease from this handle is unreleased
+  // A byte, beside the flag: a role is 0 or 1 (kMostRoles), and a held lock keeps its handle.
+  std::int8_t kept_role_ = -1;
   Lease kept_;
-  int kept_role_ = -1;
 };
 
 }  // namespace dlock::detail
