@@ -99,7 +99,7 @@ class CurrentAttempt {
   std::uint64_t next_ticket() noexcept { return issued_.fetch_add(1) + 1; }
   void set(std::uint64_t ticket, const std::shared_ptr<Attempt>& attempt) {
     std::lock_guard lock(mu_);
-    if (ticket < latest_) return;
+    if (ticket <= latest_) return;
     latest_ = ticket;
     current_ = attempt;
   }
@@ -109,9 +109,12 @@ class CurrentAttempt {
     return current_.lock();
   }
   // Lets go of the latest attempt, which has ended: the weak pointer would keep its control
-  // block for as long as the lock it took is held.
+  // block for as long as the lock it took is held. Its record may still be on its way (the
+  // attempt ended before acquire() recorded it), so every ticket issued so far counts as
+  // recorded. REQUIRES: no attempt of a later ticket has started.
   void forget() noexcept {
     std::lock_guard lock(mu_);
+    latest_ = issued_.load();
     current_.reset();
   }
 

@@ -151,11 +151,15 @@ void Client::die(std::error_code reason) {
   {
     std::lock_guard lock(mu_);
     if (dead_) return;
+    // Before anything changes: a push_back that failed would drop a pin, maybe the last
+    // reference, under the lock its owner's destructor takes.
+    death_watches.reserve(death_watch_count_);
     dead_ = reason;
     connected_ = false;
     waiters.swap(connection_waiters_);
     observers.swap(observers_);
     watches.swap(watches_);
+    death_watch_count_ = 0;
     while (DeathWatch* watch = death_watches_) {
       // An owner being destroyed waits in unlink() for this lock: it is skipped.
       if (auto pinned = watch->pin()) death_watches.push_back(std::move(pinned));
@@ -178,6 +182,7 @@ void Client::link(DeathWatch& watch) {
       watch.next_ = death_watches_;
       if (death_watches_ != nullptr) death_watches_->prev_ = &watch;
       death_watches_ = &watch;
+      ++death_watch_count_;
       return;
     }
   }
@@ -192,6 +197,7 @@ void Client::unlink(DeathWatch& watch) noexcept {
   (watch.prev_ != nullptr ? watch.prev_->next_ : death_watches_) = watch.next_;
   if (watch.next_ != nullptr) watch.next_->prev_ = watch.prev_;
   watch.prev_ = watch.next_ = nullptr;
+  --death_watch_count_;
 }
 
 std::string Client::server_path(const std::string& path) const {

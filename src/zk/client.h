@@ -248,6 +248,7 @@ class Client : public std::enable_shared_from_this<Client> {
   std::map<ObserverId, Completion> observers_;
   ObserverId next_observer_ = 1;
   DeathWatch* death_watches_ = nullptr;  // the first of a doubly linked list
+  std::size_t death_watch_count_ = 0;
   // Data watches by client path. ZooKeeper keeps one watch per path and session; one
   // notification fires every armed watcher of the path. Nearly every path has one watcher
   // (a waiter's on the node ahead, a holder's on its own), so one entry each, not a map each;

@@ -106,15 +106,16 @@ std::shared_ptr<FakeAttempt> start_counted(const std::shared_ptr<const FakeSite>
 
 // A held lock keeps its handle and contender: the contender's pointer to the attempt that
 // took it must not keep the attempt's control block (or, made as here in one block with it,
-// the attempt itself) once told that the attempt ended.
+// the attempt itself) once told that the attempt ended. The handle tells it from the attempt's
+// `done`, which can run before acquire() has recorded the attempt, as here.
 TEST(AttemptContenderTest, AnEndedAttemptIsLetGo) {
   std::vector<std::shared_ptr<FakeAttempt>> started;
   auto contender = dlock::detail::make_attempt_contender(FakeSite{&started}, &start_counted);
-  contender->acquire(Clock::time_point::max(), {}, [](Outcome) {});
+  Contender* told = contender.get();
+  contender->acquire(Clock::time_point::max(), {}, [told](Outcome) { told->attempt_ended(); });
+  ASSERT_EQ(1u, started.size());
   started.clear();  // the attempt's own references are gone
-  EXPECT_EQ(1, live_attempt_blocks) << "the contender's weak pointer keeps the block";
-  contender->attempt_ended();
-  EXPECT_EQ(0, live_attempt_blocks);
+  EXPECT_EQ(0, live_attempt_blocks) << "the contender's weak pointer keeps the block";
 }
 
 }  // namespace
