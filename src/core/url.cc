@@ -151,12 +151,19 @@ std::chrono::milliseconds url_duration(std::string_view url, std::string_view va
 
 void for_each_query_option(std::string_view url, std::string_view query,
                            const std::function<void(std::string_view, std::string_view)>& option) {
+  std::vector<std::string_view> seen;
   while (!query.empty()) {
     const std::size_t amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
     const std::size_t eq = pair.find('=');
     if (eq == std::string_view::npos) bad_url(url, "option '" + std::string(pair) + "' has no '='");
-    option(pair.substr(0, eq), pair.substr(eq + 1));
+    const std::string_view key = pair.substr(0, eq);
+    // Which one would win is a guess the user should not have to make.
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      bad_url(url, "option '" + std::string(key) + "' is given twice");
+    }
+    seen.push_back(key);
+    option(key, pair.substr(eq + 1));
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
   }
 }

@@ -49,7 +49,8 @@ inline std::string redacted(std::string_view url) { return redacted(url, url); }
 // not followed by two hex digits.
 std::string percent_decode(std::string_view url, std::string_view text);
 
-// Calls `option` for each pair of "a=1&b=2". Throws as bad_url for a pair without '='.
+// Calls `option` for each pair of "a=1&b=2". Throws as bad_url for a pair without '=' and for
+// an option given twice.
 void for_each_query_option(std::string_view url, std::string_view query,
                            const std::function<void(std::string_view, std::string_view)>& option);
 

@@ -77,5 +77,17 @@ TEST(BadUrl, ATtlOutsideTheTableModeIsRefused) {
   }
 }
 
+// Two values for one option: which would win is a guess, so neither does (found by a hostile
+// test run: redis://...?ttl=2s&ttl=3s was taken).
+TEST(BadUrl, AnOptionGivenTwiceIsRefused) {
+  for (const char* url : {"redis://127.0.0.1:1?ttl=2s&ttl=3s",
+                          "zk://127.0.0.1:1?session_timeout=5s&session_timeout=6s",
+                          "postgres://u@127.0.0.1:1/db?mode=table&mode=row",
+                          "mysql://u@127.0.0.1:1/db?ttl=5s&mode=table&ttl=6s"}) {
+    SCOPED_TRACE(url);
+    EXPECT_NE(bad_url_message(url).find("is given twice"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace dlock::detail
