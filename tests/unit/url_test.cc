@@ -89,5 +89,16 @@ TEST(BadUrl, AnOptionGivenTwiceIsRefused) {
   }
 }
 
+// A connect timeout of 0 failed every connection at once as "no answer within 0 ms" (status
+// 69, server unavailable) though the server was up (found by a hostile test run).
+TEST(BadUrl, ARedisConnectTimeoutOfZeroIsRefused) {
+  for (const char* url :
+       {"redis://127.0.0.1:1?connect_timeout=0", "redis://127.0.0.1:1?connect_timeout=0ms",
+        "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3?connect_timeout=0"}) {
+    SCOPED_TRACE(url);
+    EXPECT_NE(bad_url_message(url).find("connect_timeout must be more than 0"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace dlock::detail
