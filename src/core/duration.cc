@@ -22,6 +22,9 @@ double unit_ms(std::string_view unit) {
   return 0;
 }
 
+// 100 years and a little: 36500d is accepted.
+constexpr double kLongestMs = 3.2e12;
+
 bool is_number_char(char c) { return (c >= '0' && c <= '9') || c == '.'; }
 
 // A decimal number with at most one point and at least one digit; -1 if malformed.
@@ -65,7 +68,10 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
     at = unit_end;
   } while (at < text.size());
   // A hundred years is forever for a lock; beyond it the clock arithmetic would overflow.
-  if (!std::isfinite(total) || total > 3.2e12) throw bad();
+  if (!std::isfinite(total) || total > kLongestMs) {
+    throw Error(errc::invalid_argument,
+                "duration '" + std::string(text) + "' is longer than 100 years (36500d)");
+  }
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(total)));
 }
 

@@ -49,5 +49,19 @@ TEST(DurationTest, RefusesWhatWouldOverflowTheClock) {
   EXPECT_EQ(std::chrono::hours(24 * 36'500), parse_duration("36500d"));
 }
 
+// A well-formed duration that is only too long says so, rather than showing the form again
+// (found by a hostile test run: -w 50000d was a "bad duration").
+TEST(DurationTest, TooLongSaysSo) {
+  for (const char* text : {"50000d", "99999999d", "100000000000000000000h"}) {
+    try {
+      parse_duration(text);
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(errc::invalid_argument, e.code());
+      EXPECT_NE(std::string::npos, std::string(e.what()).find("longer than 100 years")) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dlock
