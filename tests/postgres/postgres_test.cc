@@ -81,7 +81,7 @@ TEST_F(PostgresTest, ASchemaNamedInTheUrlHoldsDlocksObjects) {
   semaphore.lock();
   EXPECT_EQ(backend->status("/schema").holders.size(), 1u);
   EXPECT_EQ(psql("SELECT count(*) FROM \"Locks_Here\".dlock_contenders"), "1");
-  EXPECT_EQ(psql("SELECT count(*) FROM pg_proc WHERE proname = 'dlock_contend_v1' AND "
+  EXPECT_EQ(psql("SELECT count(*) FROM pg_proc WHERE proname = 'dlock_contend_v2' AND "
                  "pronamespace = '\"Locks_Here\"'::regnamespace"),
             "1");
   // The registries of live contenders are unlogged (docs/postgres.md); the row mode's too.
@@ -204,6 +204,32 @@ TEST_F(PostgresTest, AnotherKindOfLockOnTheNameIsRefused) {
       return false;
     }
   }));
+}
+
+TEST_F(PostgresTest, AHandleThatWaitedTriesAndWaitsOnAConnectionOfItsOwnNextTime) {
+  // Once a handle found its lock taken, its next attempt skips the try on the primary and
+  // begins on a connection of its own, where it can wait at once: one statement less while the
+  // lock stays busy. Once it finds the lock free there, it goes back to the primary.
+  auto backend = open();
+  const auto holder_of = [&](const std::string& path) {
+    return backend->status(path).holders.at(0).node;  // "pid:N", the holding connection
+  };
+  Mutex elsewhere(backend, "/elsewhere");
+  elsewhere.lock();
+  const std::string primary = holder_of("/elsewhere");
+  Mutex holder(open(), "/busy");
+  Mutex handle(backend, "/busy");
+  holder.lock();
+  auto waiting = std::async(std::launch::async, [&] { handle.lock(); });
+  EXPECT_EQ(waiting.wait_for(200ms), std::future_status::timeout);
+  holder.unlock();
+  waiting.get();
+  handle.unlock();
+  handle.lock();
+  EXPECT_NE(holder_of("/busy"), primary);
+  handle.unlock();
+  handle.lock();
+  EXPECT_EQ(holder_of("/busy"), primary);
 }
 
 TEST_F(PostgresTest, ManyLocksShareOneConnection) {

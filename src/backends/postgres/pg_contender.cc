@@ -69,11 +69,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                                    attempt->interrupt(errc::cancelled);
                                });
                              }));
-      // Until the wait on a connection of its own (busy()), the attempt's requests share the
+      // Until the wait on a connection of its own (wait_alone()), the attempt's requests share the
       // primary connection: if the server stops answering them, the attempt still ends.
       self->deadline_timer_ = detail::post_give_up(*self->core_->executor, self->deadline_, [weak] {
         if (auto attempt = weak.lock()) attempt->interrupt(errc::timed_out);
       });
+      if (self->site_->last_found_busy && self->may_wait_alone()) return self->wait_alone();
       self->try_on_primary();
     });
   }
@@ -119,6 +120,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
           if (reply.error) return self->finish(failure_of(reply));
           if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
           if (!taken) return self->try_key(primary, index + 1);
+          self->site_->last_found_busy = false;
           self->held(Hold{.core = self->core_,
                           .connection = primary,
                           .key = key,
@@ -163,6 +165,17 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const auto now = Clock::now();
     if (now >= deadline_) return finish(Outcome::failure(errc::timed_out));
     if (site_->spec.role == ContenderSpec::Role::semaphore) return poll_later(primary, now);
+    wait_alone();
+  }
+
+  // Whether this attempt may wait in the server's queue: a semaphore polls instead, and a try
+  // (no time to wait) stays on the primary.
+  bool may_wait_alone() const {
+    return site_->spec.role != ContenderSpec::Role::semaphore && Clock::now() < deadline_;
+  }
+
+  // Tries, and waits if the lock is taken, on a connection of its own.
+  void wait_alone() {
     core_->executor->cancel(deadline_timer_);  // the server's wait ends at the deadline itself
     deadline_timer_ = core_->executor->post_at(deadline_, [weak = weak_from_this()] {
       if (auto self = weak.lock()) self->interrupt(errc::timed_out);
@@ -195,6 +208,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     next_poll_ = std::min(next_poll_ * 2, kLongestPoll);
   }
 
+  // Tries on `own`, which records this attempt as a waiter if the lock is taken.
   void wait_on(std::shared_ptr<PgConnection> own) {
     own_ = own;
     const std::uint64_t entry = next_entry();
@@ -204,7 +218,17 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                  if (self->finished_) return;
                  if (reply.error) return self->finish(failure_of(reply));
                  if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
-                 self->lock_on(own, entry);
+                 const bool taken = !reply.rows.empty() && reply.rows[0][0];
+                 self->site_->last_found_busy = !taken;
+                 if (!taken) return self->lock_on(own, entry);
+                 self->own_.reset();
+                 self->held(Hold{.core = self->core_,
+                                 .connection = own,
+                                 .key = self->keys_.front(),
+                                 .shared = self->shared_,
+                                 .entry = entry,
+                                 .generation = std::nullopt},
+                            reply);
                });
   }
 

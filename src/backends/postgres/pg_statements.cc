@@ -39,7 +39,7 @@ Statements::Statements(const std::string& schema) {
                   "clock_timestamp())");
   // Each statement of a VOLATILE function takes a fresh snapshot (read committed): the check
   // after pg_advisory_xact_lock sees every row committed by the checks before it.
-  const std::string contend_function = prefix + "dlock_contend_v1";
+  const std::string contend_function = prefix + "dlock_contend_v2";
   const std::string signature =
       contend_function + "(bigint, bigint, text, text, bigint, integer, boolean, boolean, boolean)";
   setup.push_back(
@@ -47,18 +47,19 @@ Statements::Statements(const std::string& schema) {
       contend_function +
       "(k bigint, kind bigint, p text, d text, e bigint, n integer, is_shared boolean, "
       "is_waiter boolean, is_polling boolean, OUT got_token bigint, OUT other_permits integer) "
-      "LANGUAGE plpgsql VOLATILE AS $f$ BEGIN PERFORM pg_advisory_xact_lock(kind); SELECT "
-      "c.permits INTO other_permits FROM " +
+      "LANGUAGE plpgsql VOLATILE AS $f$ DECLARE got boolean; BEGIN PERFORM "
+      "pg_advisory_xact_lock(kind); SELECT c.permits INTO other_permits FROM " +
       table +
       " c WHERE c.path = p AND c.permits <> n AND c.pid IN (SELECT pid FROM pg_stat_activity) "
-      "LIMIT 1; IF other_permits IS NOT NULL THEN RETURN; END IF; IF is_waiter THEN INSERT INTO " +
-      table +
-      " (pid, entry, key, path, data, permits, polling) VALUES (pg_backend_pid(), e, k, p, d, n, "
-      "is_polling); RETURN; END IF; IF (is_shared AND pg_try_advisory_lock_shared(k)) OR (NOT "
-      "is_shared AND pg_try_advisory_lock(k)) THEN got_token := nextval('" +
+      "LIMIT 1; IF other_permits IS NOT NULL THEN RETURN; END IF; IF NOT is_polling THEN IF "
+      "is_shared THEN got := pg_try_advisory_lock_shared(k); ELSE got := pg_try_advisory_lock(k); "
+      "END IF; IF got THEN got_token := nextval('" +
       fence + "'); INSERT INTO " + table +
       " (pid, entry, key, path, token, data, permits) VALUES (pg_backend_pid(), e, k, p, "
-      "got_token, d, n); END IF; END $f$; END IF; END $do$");
+      "got_token, d, n); RETURN; END IF; END IF; IF is_waiter THEN INSERT INTO " +
+      table +
+      " (pid, entry, key, path, data, permits, polling) VALUES (pg_backend_pid(), e, k, p, d, n, "
+      "is_polling); END IF; END $f$; END IF; END $do$");
   setup.push_back("DELETE FROM " + table + " WHERE pid NOT IN (SELECT pid FROM pg_stat_activity)");
   contend = "SELECT got_token, other_permits FROM " + contend_function +
             "($1::bigint, $2::bigint, $3, $4, $5::bigint, $6::integer, $7::boolean, $8::boolean, "

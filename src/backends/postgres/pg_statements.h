@@ -5,7 +5,7 @@
 //   dlock_contenders   one row per contender of this library now holding or waiting, keyed by
 //                      the server process (pid) and a number the process chose (entry): its
 //                      holder data for status() and its kind (permits).
-//   dlock_contend_v1   the kind check and the try or waiter record, one round trip (contend). Rows
+//   dlock_contend_v2   the kind check and the try or waiter record, one round trip (contend). Rows
 //   of ended server processes are ignored (the
 //                      queries join pg_locks or pg_stat_activity) and swept on open().
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_STATEMENTS_H_
@@ -22,12 +22,14 @@ struct Statements {
   explicit Statements(const std::string& schema);
 
   // The check of the kinds of lock in use on a name and a contender's row, in one call of the
-  // function dlock_contend_v1 (made by `setup`): it takes the name's kind key with
+  // function dlock_contend_v2 (made by `setup`): it takes the name's kind key with
   // pg_advisory_xact_lock, so that checks of one name happen one at a time, each seeing the
-  // rows of those before it; then, unless a live contender of another kind exists, it either
-  // records a waiter or tries the lock and records the holder with its token.
+  // rows of those before it; then, unless a live contender of another kind exists, it tries
+  // the lock and records the holder with its token, or, if the lock is taken (or the contender
+  // polls), records the waiter when asked to.
   //   $1 key, $2 kind key, $3 path, $4 holder data, $5 entry, $6 permits, $7 shared,
-  //   $8 waiter (record only), $9 polling -> one row: the token (null if busy or a waiter),
+  //   $8 waiter (record the waiter if the try finds the lock taken), $9 polling (record a
+  //   polling waiter, without a try) -> one row: the token (null if busy or a waiter),
   //   the permits of a live contender of another kind (null if none).
   std::string contend;
   std::vector<std::string> setup;  // run in order by open(); idempotent
