@@ -27,6 +27,19 @@ std::string key_sql(const std::string& name) {
   return "('x' || left(md5('" + name + "'), 16))::bit(64)::bigint";
 }
 
+// Tries `mutex` until it gets it: lock_mismatch means that the release of another kind of lock
+// on its name, sent in the background, has not reached the server yet.
+bool gets_once_the_other_kind_is_gone(Mutex& mutex) {
+  return eventually([&] {
+    try {
+      return mutex.try_lock();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::lock_mismatch);
+      return false;
+    }
+  });
+}
+
 class PostgresTest : public ::testing::Test {
  protected:
   PostgresTest() : database_(unique_database()) { server().create_database(database_); }
@@ -195,24 +208,19 @@ TEST_F(PostgresTest, AnotherKindOfLockOnTheNameIsRefused) {
   EXPECT_TRUE(other_two.try_lock_for(1s));
   two.unlock();
   other_two.unlock();
-  // Free again, once the releases (sent in the background) have reached the server.
-  EXPECT_TRUE(eventually([&] {
-    try {
-      return mutex.try_lock();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), errc::lock_mismatch);
-      return false;
-    }
-  }));
+  EXPECT_TRUE(gets_once_the_other_kind_is_gone(mutex));
 }
 
-TEST_F(PostgresTest, AHandleThatWaitedTriesAndWaitsOnAConnectionOfItsOwnNextTime) {
-  // Once a handle found its lock taken, its next attempt skips the try on the primary and
-  // begins on a connection of its own, where it can wait at once: one statement less while the
-  // lock stays busy. Once it finds the lock free there, it goes back to the primary.
+TEST_F(PostgresTest, AHandleThatWaitedKeepsItsPlaceForASecond) {
+  // A handle whose lock was taken waits on a connection of its own. After its release, its seat
+  // (pg_seat.h) keeps that connection and its contender row for a second: the next
+  // acquisition is the lock statement alone, there; the row keeps the name's kind taken.
   auto backend = open();
   const auto holder_of = [&](const std::string& path) {
     return backend->status(path).holders.at(0).node;  // "pid:N", the holding connection
+  };
+  const auto rows = [&] {
+    return psql("SELECT count(*) FROM dlock_contenders WHERE path = '/busy'");
   };
   Mutex elsewhere(backend, "/elsewhere");
   elsewhere.lock();
@@ -224,12 +232,88 @@ TEST_F(PostgresTest, AHandleThatWaitedTriesAndWaitsOnAConnectionOfItsOwnNextTime
   EXPECT_EQ(waiting.wait_for(200ms), std::future_status::timeout);
   holder.unlock();
   waiting.get();
+  const std::string seat = holder_of("/busy");
+  EXPECT_NE(seat, primary);
+  const std::uint64_t last_token = handle.token();
   handle.unlock();
+  ASSERT_TRUE(eventually([&] { return advisory_locks("/busy", true) == "0"; }));
+  EXPECT_EQ(rows(), "1");
+  EXPECT_TRUE(backend->status("/busy").holders.empty());
+  EXPECT_EQ(backend->list("/"), std::vector<std::string>{"/elsewhere"});
+  Semaphore other_kind(open(), "/busy", 2);
+  try {
+    other_kind.try_lock();
+    ADD_FAILURE() << "a semaphore got a name a mutex handle keeps its row for";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::lock_mismatch);
+  }
   handle.lock();
-  EXPECT_NE(holder_of("/busy"), primary);
+  EXPECT_EQ(holder_of("/busy"), seat);
+  EXPECT_GT(handle.token(), last_token);
+  EXPECT_EQ(rows(), "1");
   handle.unlock();
-  handle.lock();
-  EXPECT_EQ(holder_of("/busy"), primary);
+  // Not taken again within the second: the row is forgotten, the connection pooled.
+  EXPECT_TRUE(eventually([&] { return rows() == "0"; }, 3s));
+  EXPECT_TRUE(other_kind.try_lock());
+  other_kind.unlock();
+  EXPECT_TRUE(gets_once_the_other_kind_is_gone(handle));
+}
+
+TEST_F(PostgresTest, AWaiterTakesTheConnectionASeatKeepsRatherThanOpenOne) {
+  // A connect costs round trips and SCRAM's hashing on both sides: when the pool is empty, a
+  // waiter takes the connection a seat keeps, whose row is forgotten first.
+  auto backend = open();
+  const auto wait_on = [&](Mutex& waiter, const std::string& name) {  // -> "pid:N" it waited on
+    Mutex holder(open(), name);
+    holder.lock();
+    auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
+    EXPECT_TRUE(eventually([&] { return backend->status(name).waiters.size() == 1u; }));
+    const std::string node = backend->status(name).waiters.at(0).node;
+    holder.unlock();
+    waiting.get();
+    waiter.unlock();
+    EXPECT_TRUE(eventually([&] { return advisory_locks(name, true) == "0"; }));
+    std::this_thread::sleep_for(100ms);  // for the unlock's reply, which gives it to the seat
+    return node;
+  };
+  const auto rows = [&](const std::string& name) {
+    return psql("SELECT count(*) FROM dlock_contenders WHERE path = '" + name + "'");
+  };
+  Mutex first(backend, "/first");
+  Mutex second(backend, "/second");
+  const std::string seat = wait_on(first, "/first");
+  EXPECT_EQ(rows("/first"), "1");
+  EXPECT_EQ(wait_on(second, "/second"), seat);
+  EXPECT_EQ(rows("/first"), "0");
+}
+
+TEST_F(PostgresTest, AtMostEightSeatsKeepAConnection) {
+  // Handles that waited in turn must not keep a connection each (servers allow 100): beyond
+  // Seat::kMostKept, a release lets its connection go at once, with its row.
+  constexpr int kHandles = 10;
+  auto backend = open();
+  std::vector<std::unique_ptr<Mutex>> holders, handles;
+  for (int i = 0; i < kHandles; ++i) {
+    holders.push_back(std::make_unique<Mutex>(open(), "/seats/" + std::to_string(i)));
+    handles.push_back(std::make_unique<Mutex>(backend, "/seats/" + std::to_string(i)));
+    holders.back()->lock();
+  }
+  std::vector<std::future<void>> waits;
+  for (auto& handle : handles) {
+    waits.push_back(std::async(std::launch::async, [&handle] { handle->lock(); }));
+  }
+  ASSERT_TRUE(eventually([&] {
+    return psql("SELECT count(*) FROM dlock_contenders WHERE token IS NULL") ==
+           std::to_string(kHandles);
+  }));
+  for (auto& holder : holders) holder->unlock();
+  for (auto& wait : waits) wait.get();
+  for (auto& handle : handles) handle->unlock();
+  EXPECT_TRUE(eventually([&] {
+    return psql("SELECT count(*) FROM dlock_contenders") == "8" &&
+           advisory_locks("/seats/0", true) == "0";
+  }));
+  EXPECT_TRUE(eventually([&] { return psql("SELECT count(*) FROM dlock_contenders") == "0"; }, 3s));
 }
 
 TEST_F(PostgresTest, ManyLocksShareOneConnection) {

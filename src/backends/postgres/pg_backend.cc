@@ -162,8 +162,12 @@ std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path
                                                            const LockOptions& options) {
   if (impl_->table) return impl_->table->make_contender(path, spec, options);
   if (impl_->row) return impl_->row->make_contender(path, spec, options);
-  return postgres_backend::make_pg_contender(postgres_backend::Site{
-      .core = impl_, .path = std::string(path), .spec = spec, .label = options.label});
+  return postgres_backend::make_pg_contender(
+      postgres_backend::Site{.core = impl_,
+                             .path = std::string(path),
+                             .spec = spec,
+                             .label = options.label,
+                             .seat = std::make_shared<postgres_backend::Seat>(impl_)});
 }
 
 std::optional<std::chrono::milliseconds> Backend::loss_notice() const noexcept {

@@ -74,7 +74,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       self->deadline_timer_ = detail::post_give_up(*self->core_->executor, self->deadline_, [weak] {
         if (auto attempt = weak.lock()) attempt->interrupt(errc::timed_out);
       });
-      if (self->site_->last_found_busy && self->may_wait_alone()) return self->wait_alone();
+      if (self->may_wait_alone()) {
+        if (self->site_->seat->occupied()) return self->wait_in_seat();
+        if (self->site_->last_found_busy) return self->wait_alone();
+      }
       self->try_on_primary();
     });
   }
@@ -126,7 +129,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                           .key = key,
                           .shared = self->shared_,
                           .entry = entry,
-                          .generation = generation},
+                          .generation = generation,
+                          .seat = nullptr},
                      reply);
         });
   }
@@ -174,12 +178,34 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     return site_->spec.role != ContenderSpec::Role::semaphore && Clock::now() < deadline_;
   }
 
-  // Tries, and waits if the lock is taken, on a connection of its own.
-  void wait_alone() {
-    core_->executor->cancel(deadline_timer_);  // the server's wait ends at the deadline itself
+  // The deadline of a wait on a connection of its own, whose requests no longer share the
+  // primary: the server's wait ends then.
+  void time_the_wait() {
+    core_->executor->cancel(deadline_timer_);
     deadline_timer_ = core_->executor->post_at(deadline_, [weak = weak_from_this()] {
       if (auto self = weak.lock()) self->interrupt(errc::timed_out);
     });
+  }
+
+  // Waits on the connection the handle's seat keeps, with the row it keeps: the lock statement
+  // alone. Without one (a release that failed), as wait_alone().
+  void wait_in_seat() {
+    time_the_wait();
+    site_->seat->take(
+        [self = shared_from_this()](std::shared_ptr<PgConnection> kept, std::uint64_t entry) {
+          if (self->finished_) {
+            if (kept) self->site_->seat->keep(std::move(kept), entry);  // unused: it holds nothing
+            return;
+          }
+          if (!kept) return self->wait_alone();
+          self->own_ = kept;
+          self->lock_on(kept, entry);
+        });
+  }
+
+  // Tries, and waits if the lock is taken, on a connection of its own.
+  void wait_alone() {
+    time_the_wait();
     core_->borrow(deadline_,
                   [self = shared_from_this()](std::shared_ptr<PgConnection> own, Reply reply) {
                     if (self->finished_) {
@@ -227,7 +253,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                                  .key = self->keys_.front(),
                                  .shared = self->shared_,
                                  .entry = entry,
-                                 .generation = std::nullopt},
+                                 .generation = std::nullopt,
+                                 .seat = self->site_->seat},
                             reply);
                });
   }
@@ -250,7 +277,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                           .key = key,
                           .shared = self->shared_,
                           .entry = entry,
-                          .generation = std::nullopt},
+                          .generation = std::nullopt,
+                          .seat = self->site_->seat},
                      reply);
         },
         /*may_wait=*/true);

@@ -7,9 +7,8 @@
 //     (pg_advisory_lock): the server queues it and grants it the moment the lock is free. The
 //     deadline and a stop request cancel the wait with pg_cancel_backend() sent on the primary,
 //     and the waiting connection is then closed, so that a grant racing the cancel leaves
-//     nothing held. That connection carries the lock once granted; releasing returns it to the
-//     backend's pool of waiting connections. The handle's next attempt begins on one of those
-//     (Site::last_found_busy).
+//     nothing held. That connection carries the lock once granted; releasing leaves it to the
+//     handle's seat (pg_seat.h), where its next attempt waits again with one statement.
 //   - a Semaphore polls its N slot keys on the primary with a bounded backoff (2 to 50 ms): a
 //     waiter queued on one slot would not get another slot freed first.
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_CONTENDER_H_
@@ -20,6 +19,7 @@
 
 #include "core/contender.h"
 #include "pg_core.h"
+#include "pg_seat.h"
 
 namespace dlock::postgres_backend {
 
@@ -29,9 +29,11 @@ struct Site {
   std::string path;
   ContenderSpec spec;
   std::string label;  // goes into the holder data
-  // Whether the handle's last attempt found the lock taken. The next one then skips the try on
-  // the primary and begins on a connection of its own, whose first statement tries and, if the
-  // lock is still taken, records the waiter: a busy lock costs one statement less.
+  // The connection of its own that the handle's last wait used, kept for its next one.
+  std::shared_ptr<Seat> seat;
+  // Whether the handle's last attempt found the lock taken. Unless its seat still keeps a
+  // connection, the next one then skips the try on the primary and begins on a connection of
+  // its own, whose first statement tries and, if the lock is still taken, records the waiter.
   // Touched on the executor only.
   mutable bool last_found_busy = false;
 };

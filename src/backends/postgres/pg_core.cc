@@ -4,6 +4,8 @@
 
 #include <dlock/error.h>
 
+#include "pg_seat.h"
+
 namespace dlock::postgres {
 
 using postgres_backend::PgConnection;
@@ -66,6 +68,16 @@ void Backend::Impl::borrow(Clock::time_point deadline, Use use) {
   pool_.borrow(
       [self = shared_from_this(), deadline, use](std::shared_ptr<PgConnection> connection) {
         if (connection) return use(std::move(connection), {});
+        // A connection a seat keeps costs less than a new one (a connect, SCRAM's hashing).
+        while (!self->keeping_.empty()) {
+          const std::shared_ptr<postgres_backend::Seat> seat = self->keeping_.front().lock();
+          self->keeping_.pop_front();
+          const auto then = [self, deadline, use](std::shared_ptr<PgConnection> freed) {
+            if (freed) return use(std::move(freed), {});
+            self->open_connection(deadline, use);
+          };
+          if (seat && seat->hand_over(then)) return;
+        }
         self->open_connection(deadline, use);
       });
 }
@@ -97,6 +109,20 @@ void Backend::Impl::unclaim(std::int64_t key, bool shared, std::uint64_t generat
     found->second.exclusive = false;
   }
   if (found->second.shared == 0 && !found->second.exclusive) tally_.erase(found);
+}
+
+bool Backend::Impl::start_keeping(std::weak_ptr<postgres_backend::Seat> seat, std::size_t most) {
+  stop_keeping(nullptr);
+  if (keeping_.size() >= most) return false;
+  keeping_.push_back(std::move(seat));
+  return true;
+}
+
+void Backend::Impl::stop_keeping(const postgres_backend::Seat* seat) {
+  std::erase_if(keeping_, [seat](const auto& weak) {
+    const auto kept = weak.lock();
+    return !kept || kept.get() == seat;
+  });
 }
 
 void Backend::Impl::close() {

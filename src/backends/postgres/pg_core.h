@@ -8,7 +8,9 @@
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_CORE_H_
 #define DLOCK_SRC_BACKENDS_POSTGRES_PG_CORE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +25,10 @@
 #include "core/executor.h"
 #include "pg_connection.h"
 #include "pg_statements.h"
+
+namespace dlock::postgres_backend {
+class Seat;
+}  // namespace dlock::postgres_backend
 
 namespace dlock::postgres {
 
@@ -54,6 +60,13 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   std::optional<std::uint64_t> claim(std::int64_t key, bool shared);
   void unclaim(std::int64_t key, bool shared, std::uint64_t generation);
 
+  // The seats keeping a connection (pg_seat.h): false once `most` do already, so that handles
+  // which waited in turn cannot keep more connections open than that. borrow() takes the
+  // oldest one's connection when the pool has none. stop_keeping(seat) forgets `seat` and any
+  // seat destroyed since.
+  bool start_keeping(std::weak_ptr<postgres_backend::Seat> seat, std::size_t most);
+  void stop_keeping(const postgres_backend::Seat* seat);
+
   // Closes every connection; later uses fail with session_closed.
   void close();
 
@@ -78,6 +91,7 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   std::vector<Use> awaiting_primary_;
   std::vector<std::weak_ptr<postgres_backend::PgConnection>> connections_;
   sql::ConnectionPool<postgres_backend::PgConnection> pool_;
+  std::deque<std::weak_ptr<postgres_backend::Seat>> keeping_;
   bool closed_ = false;
 };
 

@@ -21,22 +21,27 @@ std::shared_ptr<PgHolding> PgHolding::make(Hold hold, std::uint64_t token) {
 void PgHolding::do_release() noexcept {
   hold_.core->executor->post([hold = hold_, watch = watch_] {
     hold.connection->unwatch(watch);
-    if (!hold.generation) hold.core->expect_back();  // a connection of its own
     const auto& sql = hold.core->sql;
-    // Unlocking forgets the row in the same statement, so no kind check takes it for a live
-    // contender. A connection of its own goes back to the waiters' pool once it holds nothing
+    if (!hold.seat) {
+      // Unlocking forgets the row in the same statement, so no kind check takes it for a live
+      // contender.
+      hold.connection->query(hold.shared ? sql.unlock_shared : sql.unlock,
+                             {std::to_string(hold.key), std::to_string(hold.entry)}, [](Reply) {});
+      return hold.core->unclaim(hold.key, hold.shared, *hold.generation);
+    }
+    // A connection of its own goes back to its seat with its row once it holds nothing
     // (pg_advisory_unlock said true), else it is closed, which frees whatever it held.
+    hold.seat->expect();
     hold.connection->query(
-        hold.shared ? sql.unlock_shared : sql.unlock,
-        {std::to_string(hold.key), std::to_string(hold.entry)},
-        [core = hold.core, connection = hold.connection, own = !hold.generation](Reply reply) {
-          if (!own) return;
+        hold.shared ? sql.unlock_shared_keeping_row : sql.unlock_keeping_row,
+        {std::to_string(hold.key)},
+        [seat = hold.seat, connection = hold.connection, entry = hold.entry](Reply reply) {
           if (reply.error || reply.rows.empty() || reply.rows[0][0] != "t") {
             connection->close(make_error_code(errc::session_closed), "released");
+            return seat->lose();
           }
-          core->give_back(connection);  // broken if closed: it settles what was promised
+          seat->keep(connection, entry);
         });
-    if (hold.generation) hold.core->unclaim(hold.key, hold.shared, *hold.generation);
   });
 }
 

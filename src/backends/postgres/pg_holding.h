@@ -1,7 +1,6 @@
 // A lock held by a PostgreSQL connection: on the primary (released with pg_advisory_unlock, the
-// connection kept) or on a connection of its own (unlocked, then given back to the waiters'
-// pool). lost() fires when that
-// connection breaks or misses its heartbeat.
+// connection kept) or on a connection of its own (unlocked, then kept by the handle's seat with
+// its row, pg_seat.h). lost() fires when that connection breaks or misses its heartbeat.
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_HOLDING_H_
 #define DLOCK_SRC_BACKENDS_POSTGRES_PG_HOLDING_H_
 
@@ -11,6 +10,7 @@
 
 #include "core/contender.h"
 #include "pg_core.h"
+#include "pg_seat.h"
 
 namespace dlock::postgres_backend {
 
@@ -21,6 +21,7 @@ struct Hold {
   bool shared = false;
   std::uint64_t entry = 0;                  // the contender row's number
   std::optional<std::uint64_t> generation;  // set when held on the primary (its claim)
+  std::shared_ptr<Seat> seat;               // set when held on a connection of its own
 };
 
 class PgHolding : public detail::Holding, public std::enable_shared_from_this<PgHolding> {

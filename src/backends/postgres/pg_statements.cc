@@ -12,7 +12,8 @@ std::string lock_with(const std::string& function, const std::string& fence,
   return "WITH l AS MATERIALIZED (SELECT 1 FROM " + function +
          "($1::bigint)), t AS MATERIALIZED (SELECT nextval('" + fence +
          "') AS token FROM l), r AS (UPDATE " + table +
-         " c SET token = t.token, polling = false FROM t WHERE c.pid = pg_backend_pid() AND "
+         " c SET token = t.token, polling = false, since = clock_timestamp() FROM t WHERE c.pid = "
+         "pg_backend_pid() AND "
          "c.entry = $2::bigint) SELECT token FROM t";
 }
 
@@ -69,12 +70,14 @@ Statements::Statements(const std::string& schema) {
   lock_shared = lock_with("pg_advisory_lock_shared", fence, table);
   unlock = unlock_with("pg_advisory_unlock", table);
   unlock_shared = unlock_with("pg_advisory_unlock_shared", table);
+  unlock_keeping_row = "SELECT pg_advisory_unlock($1::bigint)";
+  unlock_shared_keeping_row = "SELECT pg_advisory_unlock_shared($1::bigint)";
   forget = "DELETE FROM " + table + " WHERE pid = pg_backend_pid() AND entry = $1::bigint";
   cancel_backend = "SELECT pg_cancel_backend($1::integer)";
   status = std::string("WITH keys AS (SELECT $2::bigint AS key UNION SELECT key FROM ") + table +
            " WHERE path = $1), locks AS (SELECT l.pid, l.granted, l.waitstart, " + kLockKey +
            " AS key FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 1) "
-           "SELECT locks.pid, locks.granted, r.token, r.data, "
+           "SELECT locks.pid, locks.granted, CASE WHEN locks.granted THEN r.token END, r.data, "
            "extract(epoch FROM coalesce(locks.waitstart, r.since)), false FROM locks JOIN keys "
            "USING (key) LEFT JOIN " +
            table +

@@ -2,9 +2,10 @@
 //
 // dlock keeps three objects, created on first use and never dropped:
 //   dlock_fence        a sequence: fencing tokens, taken in the statement that grants a lock
-//   dlock_contenders   one row per contender of this library now holding or waiting, keyed by
-//                      the server process (pid) and a number the process chose (entry): its
-//                      holder data for status() and its kind (permits).
+//   dlock_contenders   one row per contender of this library now holding or waiting (or kept
+//                      for a while by a handle that waited, pg_seat.h), keyed by the server
+//                      process (pid) and a number the process chose (entry): its holder data
+//                      for status() and its kind (permits).
 //   dlock_contend_v2   the kind check and the try or waiter record, one round trip (contend). Rows
 //   of ended server processes are ignored (the
 //                      queries join pg_locks or pg_stat_activity) and swept on open().
@@ -34,12 +35,17 @@ struct Statements {
   std::string contend;
   std::vector<std::string> setup;  // run in order by open(); idempotent
   std::string forget_own_rows;     // first on every connection: rows of an earlier pid's owner
-  // $1 key, $2 entry -> the token, once the server grants the lock (waits in the lock manager).
+  // $1 key, $2 entry -> the token, once the server grants the lock (waits in the lock manager);
+  // the row gets the token and the time of the grant.
   std::string lock;
   std::string lock_shared;
   // $1 key, $2 entry: gives the lock up and forgets the row.
   std::string unlock;
   std::string unlock_shared;
+  // $1 key: gives the lock up and keeps the row as it is (pg_seat.h): status shows a row's
+  // token only while its lock is granted.
+  std::string unlock_keeping_row;
+  std::string unlock_shared_keeping_row;
   // $1 entry.
   std::string forget;
   // $1 pid.
