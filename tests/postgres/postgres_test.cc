@@ -214,7 +214,9 @@ TEST_F(PostgresTest, AnotherKindOfLockOnTheNameIsRefused) {
 TEST_F(PostgresTest, AHandleThatWaitedKeepsItsPlaceForASecond) {
   // A handle whose lock was taken waits on a connection of its own. After its release, its seat
   // (pg_seat.h) keeps that connection and its contender row for a second: the next
-  // acquisition is the lock statement alone, there; the row keeps the name's kind taken.
+  // acquisition is the lock statement alone, there, with the same row; the row keeps the
+  // name's kind taken. Later, the handle still begins on a connection of its own (its last
+  // acquisition had to wait) and records a new row there.
   auto backend = open();
   const auto holder_of = [&](const std::string& path) {
     return backend->status(path).holders.at(0).node;  // "pid:N", the holding connection
@@ -222,11 +224,15 @@ TEST_F(PostgresTest, AHandleThatWaitedKeepsItsPlaceForASecond) {
   const auto rows = [&] {
     return psql("SELECT count(*) FROM dlock_contenders WHERE path = '/busy'");
   };
+  const auto entry = [&] {
+    return psql("SELECT entry FROM dlock_contenders WHERE path = '/busy'");
+  };
   Mutex elsewhere(backend, "/elsewhere");
   elsewhere.lock();
   const std::string primary = holder_of("/elsewhere");
   Mutex holder(open(), "/busy");
   Mutex handle(backend, "/busy");
+  Semaphore other_kind(open(), "/busy", 2);
   holder.lock();
   auto waiting = std::async(std::launch::async, [&] { handle.lock(); });
   EXPECT_EQ(waiting.wait_for(200ms), std::future_status::timeout);
@@ -234,37 +240,63 @@ TEST_F(PostgresTest, AHandleThatWaitedKeepsItsPlaceForASecond) {
   waiting.get();
   const std::string seat = holder_of("/busy");
   EXPECT_NE(seat, primary);
+  const std::string row = entry();
   const std::uint64_t last_token = handle.token();
   handle.unlock();
   ASSERT_TRUE(eventually([&] { return advisory_locks("/busy", true) == "0"; }));
-  EXPECT_EQ(rows(), "1");
-  EXPECT_TRUE(backend->status("/busy").holders.empty());
-  EXPECT_EQ(backend->list("/"), std::vector<std::string>{"/elsewhere"});
-  Semaphore other_kind(open(), "/busy", 2);
   try {
     other_kind.try_lock();
     ADD_FAILURE() << "a semaphore got a name a mutex handle keeps its row for";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), errc::lock_mismatch);
   }
+  EXPECT_EQ(entry(), row);
+  EXPECT_TRUE(backend->status("/busy").holders.empty());
+  EXPECT_EQ(backend->list("/"), std::vector<std::string>{"/elsewhere"});
   handle.lock();
   EXPECT_EQ(holder_of("/busy"), seat);
+  EXPECT_EQ(entry(), row);
   EXPECT_GT(handle.token(), last_token);
-  EXPECT_EQ(rows(), "1");
   handle.unlock();
   // Not taken again within the second: the row is forgotten, the connection pooled.
+  EXPECT_TRUE(eventually([&] { return rows() == "0"; }, 3s));
+  handle.lock();
+  EXPECT_NE(holder_of("/busy"), primary);
+  EXPECT_NE(entry(), row);
+  handle.unlock();
   EXPECT_TRUE(eventually([&] { return rows() == "0"; }, 3s));
   EXPECT_TRUE(other_kind.try_lock());
   other_kind.unlock();
   EXPECT_TRUE(gets_once_the_other_kind_is_gone(handle));
+  EXPECT_EQ(holder_of("/busy"), primary);  // a try stays on the primary
+}
+
+TEST_F(PostgresTest, AKeptConnectionThatBrokeIsReplaced) {
+  // The server process of a seat's idle connection is terminated: the next acquisition gets
+  // the lock on another connection, whether the client noticed the break or not.
+  auto backend = open();
+  Mutex holder(open(), "/broken-seat");
+  Mutex handle(backend, "/broken-seat");
+  holder.lock();
+  auto waiting = std::async(std::launch::async, [&] { handle.lock(); });
+  ASSERT_TRUE(eventually([&] { return advisory_locks("/broken-seat", false) == "1"; }));
+  holder.unlock();
+  waiting.get();
+  const std::string seat = backend->status("/broken-seat").holders.at(0).node;  // "pid:N"
+  handle.unlock();
+  ASSERT_TRUE(eventually([&] { return advisory_locks("/broken-seat", true) == "0"; }));
+  EXPECT_EQ(psql("SELECT pg_terminate_backend(" + seat.substr(4) + ")"), "t");
+  EXPECT_TRUE(handle.try_lock_for(5s));
+  EXPECT_NE(backend->status("/broken-seat").holders.at(0).node, seat);
 }
 
 TEST_F(PostgresTest, AWaiterTakesTheConnectionASeatKeepsRatherThanOpenOne) {
   // A connect costs round trips and SCRAM's hashing on both sides: when the pool is empty, a
   // waiter takes the connection a seat keeps, whose row is forgotten first.
   auto backend = open();
+  auto holders = open();  // connected before: the steps between the waits take under a second
   const auto wait_on = [&](Mutex& waiter, const std::string& name) {  // -> "pid:N" it waited on
-    Mutex holder(open(), name);
+    Mutex holder(holders, name);
     holder.lock();
     auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
     EXPECT_TRUE(eventually([&] { return backend->status(name).waiters.size() == 1u; }));
@@ -410,10 +442,10 @@ TEST_F(PostgresTest, AnEndedWaitLeavesNothingQueuedOrHeld) {
   EXPECT_TRUE(next.try_lock());
 }
 
-// A waiter's connection goes back to the pool after a granted wait, so its next wait runs the
-// lock statement a second time there: prepared, in two messages (pg_connection.h). Cancelled
-// 0 to 5 ms into it, the wait leaves no waiter queued and nothing held. (The moment between
-// the two messages is hit on purpose by
+// A waiter's connection stays with its handle's seat after a granted wait, so its next wait
+// runs the lock statement a second time there: prepared, in two messages (pg_connection.h).
+// Cancelled 0 to 5 ms into it, the wait leaves no waiter queued and nothing held. (The moment
+// between the two messages is hit on purpose by
 // PgConnectionTest.AStatementStoppedBeforeItsExecuteNeverRuns.)
 TEST_F(PostgresTest, AWaitCancelledOnAReusedConnectionLeavesNothingQueuedOrHeld) {
   Mutex holder(open(), "/reused");

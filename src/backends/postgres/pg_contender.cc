@@ -4,6 +4,7 @@
 #include <atomic>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <dlock/error.h>
@@ -69,17 +70,24 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                                    attempt->interrupt(errc::cancelled);
                                });
                              }));
-      // Until the wait on a connection of its own (wait_alone()), the attempt's requests share the
-      // primary connection: if the server stops answering them, the attempt still ends.
-      self->deadline_timer_ = detail::post_give_up(*self->core_->executor, self->deadline_, [weak] {
-        if (auto attempt = weak.lock()) attempt->interrupt(errc::timed_out);
-      });
-      if (self->may_wait_alone()) {
+      if (self->may_begin_alone()) {
+        self->began_alone_ = true;
         if (self->site_->seat->occupied()) return self->wait_in_seat();
         if (self->site_->last_found_busy) return self->wait_alone();
       }
-      self->try_on_primary();
+      self->try_on_primary_first();
     });
+  }
+
+  // Until the wait on a connection of its own (wait_alone()), the attempt's requests share the
+  // primary connection: if the server stops answering them, the attempt still ends.
+  void try_on_primary_first() {
+    began_alone_ = false;
+    core_->executor->cancel(deadline_timer_);
+    deadline_timer_ = detail::post_give_up(*core_->executor, deadline_, [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->interrupt(errc::timed_out);
+    });
+    try_on_primary();
   }
 
   // Ends the attempt as `why` says, unless it already ended.
@@ -172,10 +180,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     wait_alone();
   }
 
-  // Whether this attempt may wait in the server's queue: a semaphore polls instead, and a try
-  // (no time to wait) stays on the primary.
-  bool may_wait_alone() const {
-    return site_->spec.role != ContenderSpec::Role::semaphore && Clock::now() < deadline_;
+  // Whether this attempt may begin on a connection of its own, where the lock statement or
+  // the try has to be answered by the deadline itself: not a semaphore (it polls on the
+  // primary), nor an attempt with less time than the primary's grace for an answer.
+  bool may_begin_alone() const {
+    return site_->spec.role != ContenderSpec::Role::semaphore &&
+           detail::time_left(deadline_) >= detail::kAnswerGrace;
   }
 
   // The deadline of a wait on a connection of its own, whose requests no longer share the
@@ -188,7 +198,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   }
 
   // Waits on the connection the handle's seat keeps, with the row it keeps: the lock statement
-  // alone. Without one (a release that failed), as wait_alone().
+  // alone. Without one (a release that failed, a connection that broke), as wait_alone().
   void wait_in_seat() {
     time_the_wait();
     site_->seat->take(
@@ -199,6 +209,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
           }
           if (!kept) return self->wait_alone();
           self->own_ = kept;
+          self->on_kept_connection_ = true;
           self->lock_on(kept, entry);
         });
   }
@@ -212,6 +223,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                       if (own) self->core_->give_back(std::move(own));  // unused: it holds nothing
                       return;
                     }
+                    // No connection to be had (the server's max_connections, say): the lock
+                    // may be free, and the primary can take it.
+                    if (!own && self->began_alone_) return self->try_on_primary_first();
                     if (!own) return self->finish(failure_of(reply));
                     self->wait_on(std::move(own));
                   });
@@ -270,6 +284,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
           self->own_.reset();
           if (reply.error) {
             own->close(reply.error, reply.message);
+            // A kept connection that broke while idle, unnoticed: its row and anything the lock
+            // statement got went with it. Once, as on the primary.
+            if (reply.error == errc::connection_lost &&
+                std::exchange(self->on_kept_connection_, false)) {
+              return self->wait_alone();
+            }
             return self->finish(failure_of(reply));
           }
           self->held(Hold{.core = self->core_,
@@ -329,6 +349,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   bool finished_ = false;
   bool primary_retried_ = false;
+  bool began_alone_ = false;         // without a try on the primary (may_begin_alone())
+  bool on_kept_connection_ = false;  // the lock statement runs on the seat's kept connection
   detail::Executor::TimerId deadline_timer_ = 0;
   std::shared_ptr<PgConnection> own_;  // the waiting connection while the wait runs
   std::optional<std::uint64_t> polling_entry_;

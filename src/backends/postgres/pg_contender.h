@@ -1,8 +1,9 @@
 // One contender of the PostgreSQL backend.
 //
 // An attempt first tries on the primary connection (pg_try_advisory_lock, one round trip with
-// the fencing token), so that one connection carries every lock it can get at once. If the lock
-// is busy and the deadline allows waiting:
+// the fencing token), so that one connection carries every lock it can get at once, unless its
+// handle's last attempt had to wait and it has half a second or more: then it begins on a
+// connection of its own, as below. If the lock is busy and the deadline allows waiting:
 //   - a Mutex, reader or writer waits in the server's lock manager, on a connection of its own
 //     (pg_advisory_lock): the server queues it and grants it the moment the lock is free. The
 //     deadline and a stop request cancel the wait with pg_cancel_backend() sent on the primary,

@@ -47,7 +47,8 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   void open_connection(Clock::time_point deadline, Use use);
 
   // A connection that holds nothing, for one waiter or row-mode lock: one from the pool
-  // (sql/connection_pool.h), else a new one (as open_connection()).
+  // (sql/connection_pool.h), else the oldest seat's (its row forgotten first), else a new one
+  // (as open_connection()).
   void borrow(Clock::time_point deadline, Use use);
   // A connection's release has begun and give_back() will follow (ConnectionPool).
   void expect_back();

@@ -56,9 +56,11 @@ void Seat::keep(std::shared_ptr<PgConnection> connection, std::uint64_t entry) {
   }
   kept_ = std::move(connection);
   entry_ = entry;
-  linger_ = core_->executor->post_at(Clock::now() + kLinger, [weak = weak_from_this()] {
-    if (auto self = weak.lock()) self->linger_ended();
-  });
+  // A timer cancelled once due still runs: the generation tells it from this keeping's.
+  linger_ = core_->executor->post_at(
+      Clock::now() + kLinger, [weak = weak_from_this(), generation = ++keepings_] {
+        if (auto self = weak.lock(); self && generation == self->keepings_) self->linger_ended();
+      });
 }
 
 void Seat::lose() {

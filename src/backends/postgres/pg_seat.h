@@ -33,7 +33,8 @@ class Seat : public std::enable_shared_from_this<Seat> {
  public:
   static constexpr Clock::duration kLinger = std::chrono::seconds(1);
   // Seats of one backend keeping a connection at once; a release beyond them lets its
-  // connection go at once. As many as the pool keeps idle.
+  // connection go at once. As many as the pool keeps idle: a backend keeps at most twice as
+  // many idle connections as it did without seats.
   static constexpr std::size_t kMostKept = 8;
   // A kept connection and its row's entry, or null (and 0) when none is kept.
   using Use = std::function<void(std::shared_ptr<PgConnection>, std::uint64_t entry)>;
@@ -48,7 +49,7 @@ class Seat : public std::enable_shared_from_this<Seat> {
   bool occupied() const noexcept { return kept_ != nullptr || returning_; }
 
   // Hands the kept connection over (the seat is empty afterwards), once a release under way
-  // has ended; null if none is kept or the release lost it.
+  // has ended; null if none is kept, the release lost it, or it broke while kept.
   void take(Use use);
 
   // The release of a lock held on this seat's connection has begun: keep() or lose() follows.
@@ -76,6 +77,7 @@ class Seat : public std::enable_shared_from_this<Seat> {
   std::shared_ptr<PgConnection> kept_;
   std::uint64_t entry_ = 0;
   detail::Executor::TimerId linger_ = 0;
+  std::uint64_t keepings_ = 0;
   bool returning_ = false;
   std::deque<Use> waiting_;
 };

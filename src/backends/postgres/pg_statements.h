@@ -1,14 +1,15 @@
 // The SQL of the advisory-lock mode, PostgreSQL's dialect, for the schema dlock was given.
 //
-// dlock keeps three objects, created on first use and never dropped:
+// dlock keeps three objects, created on first use and never dropped (a database used by dlock
+// before 2026-11-27 also keeps dlock_contend_v1, which records a waiter without a try):
 //   dlock_fence        a sequence: fencing tokens, taken in the statement that grants a lock
 //   dlock_contenders   one row per contender of this library now holding or waiting (or kept
 //                      for a while by a handle that waited, pg_seat.h), keyed by the server
 //                      process (pid) and a number the process chose (entry): its holder data
 //                      for status() and its kind (permits).
-//   dlock_contend_v2   the kind check and the try or waiter record, one round trip (contend). Rows
-//   of ended server processes are ignored (the
-//                      queries join pg_locks or pg_stat_activity) and swept on open().
+//   dlock_contend_v2   the kind check and the try or waiter record, one round trip (contend).
+// Rows of ended server processes are ignored (the queries join pg_locks or pg_stat_activity)
+// and swept on open().
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_STATEMENTS_H_
 #define DLOCK_SRC_BACKENDS_POSTGRES_PG_STATEMENTS_H_
 
