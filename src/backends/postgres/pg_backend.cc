@@ -167,7 +167,9 @@ std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path
                              .path = std::string(path),
                              .spec = spec,
                              .label = options.label,
-                             .seat = std::make_shared<postgres_backend::Seat>(impl_)});
+                             .seat = spec.role == ContenderSpec::Role::semaphore
+                                         ? nullptr  // a semaphore polls on the primary
+                                         : std::make_shared<postgres_backend::Seat>(impl_)});
 }
 
 std::optional<std::chrono::milliseconds> Backend::loss_notice() const noexcept {

@@ -30,7 +30,8 @@ struct Site {
   std::string path;
   ContenderSpec spec;
   std::string label;  // goes into the holder data
-  // The connection of its own that the handle's last wait used, kept for its next one.
+  // The connection of its own that the handle's last wait used, kept for its next one; null
+  // for a semaphore.
   std::shared_ptr<Seat> seat;
   // Whether the handle's last attempt found the lock taken. Unless its seat still keeps a
   // connection, the next one then skips the try on the primary and begins on a connection of

@@ -44,7 +44,7 @@ void Seat::keep(std::shared_ptr<PgConnection> connection, std::uint64_t entry) {
   returning_ = false;
   if (!waiting_.empty()) {
     Use use = std::move(waiting_.front());
-    waiting_.pop_front();
+    waiting_.erase(waiting_.begin());
     return use(std::move(connection), entry);
   }
   if (kept_) {
