@@ -12,6 +12,7 @@
 #include <dlock/dlock.h>
 
 #include "backends/postgres/pg_connection.h"
+#include "backends/postgres/pg_seat.h"
 #include "core/executor.h"
 #include "eventually.h"
 #include "fault_proxy.h"
@@ -53,6 +54,17 @@ class PostgresTest : public ::testing::Test {
         "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND "
         "((classid::bigint << 32) | objid::bigint) = " +
         key_sql(name) + " AND granted = " + (granted ? "true" : "false"));
+  }
+
+  // Makes `waiter` wait for `name` while another backend holds it, then get it: it holds on a
+  // connection of its own, which its seat keeps after the release (pg_seat.h).
+  void wait_then_get(Mutex& waiter, const std::string& name) {
+    Mutex holder(open(), name);
+    holder.lock();
+    auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
+    EXPECT_TRUE(eventually([&] { return advisory_locks(name, false) == "1"; }));
+    holder.unlock();
+    waiting.get();
   }
 
   std::string database_;
@@ -230,14 +242,9 @@ TEST_F(PostgresTest, AHandleThatWaitedKeepsItsPlaceForASecond) {
   Mutex elsewhere(backend, "/elsewhere");
   elsewhere.lock();
   const std::string primary = holder_of("/elsewhere");
-  Mutex holder(open(), "/busy");
   Mutex handle(backend, "/busy");
   Semaphore other_kind(open(), "/busy", 2);
-  holder.lock();
-  auto waiting = std::async(std::launch::async, [&] { handle.lock(); });
-  EXPECT_EQ(waiting.wait_for(200ms), std::future_status::timeout);
-  holder.unlock();
-  waiting.get();
+  wait_then_get(handle, "/busy");
   const std::string seat = holder_of("/busy");
   EXPECT_NE(seat, primary);
   const std::string row = entry();
@@ -271,17 +278,34 @@ TEST_F(PostgresTest, AHandleThatWaitedKeepsItsPlaceForASecond) {
   EXPECT_EQ(holder_of("/busy"), primary);  // a try stays on the primary
 }
 
+TEST_F(PostgresTest, AcquisitionsAroundTheEndOfASeatsSecondEachGetTheLockWithOneRow) {
+  // The release and the next acquisition straddle the moment the seat lets its connection go
+  // (its row forgotten, the connection pooled): whichever wins, the handle gets the lock, with
+  // a larger token and one row for status().
+  auto backend = open();
+  Mutex handle(backend, "/boundary");
+  wait_then_get(handle, "/boundary");
+  for (const int offset_ms : {-20, -10, -5, 0, 5, 10, 20}) {
+    SCOPED_TRACE(offset_ms);
+    const std::uint64_t token = handle.token();
+    handle.unlock();
+    std::this_thread::sleep_for(postgres_backend::Seat::kLinger +
+                                std::chrono::milliseconds(offset_ms));
+    ASSERT_TRUE(handle.try_lock_for(5s));
+    EXPECT_GT(handle.token(), token);
+    EXPECT_EQ(backend->status("/boundary").holders.size(), 1u);
+    EXPECT_TRUE(eventually([&] {
+      return psql("SELECT count(*) FROM dlock_contenders WHERE path = '/boundary'") == "1";
+    }));
+  }
+}
+
 TEST_F(PostgresTest, AKeptConnectionThatBrokeIsReplaced) {
   // The server process of a seat's idle connection is terminated: the next acquisition gets
   // the lock on another connection, whether the client noticed the break or not.
   auto backend = open();
-  Mutex holder(open(), "/broken-seat");
   Mutex handle(backend, "/broken-seat");
-  holder.lock();
-  auto waiting = std::async(std::launch::async, [&] { handle.lock(); });
-  ASSERT_TRUE(eventually([&] { return advisory_locks("/broken-seat", false) == "1"; }));
-  holder.unlock();
-  waiting.get();
+  wait_then_get(handle, "/broken-seat");
   const std::string seat = backend->status("/broken-seat").holders.at(0).node;  // "pid:N"
   handle.unlock();
   ASSERT_TRUE(eventually([&] { return advisory_locks("/broken-seat", true) == "0"; }));
@@ -292,30 +316,23 @@ TEST_F(PostgresTest, AKeptConnectionThatBrokeIsReplaced) {
 
 TEST_F(PostgresTest, AWaiterTakesTheConnectionASeatKeepsRatherThanOpenOne) {
   // A connect costs round trips and SCRAM's hashing on both sides: when the pool is empty, a
-  // waiter takes the connection a seat keeps, whose row is forgotten first.
+  // waiter takes the connection a seat keeps, or will once its release has ended, whose row
+  // is forgotten first.
   auto backend = open();
-  auto holders = open();  // connected before: the steps between the waits take under a second
-  const auto wait_on = [&](Mutex& waiter, const std::string& name) {  // -> "pid:N" it waited on
-    Mutex holder(holders, name);
-    holder.lock();
-    auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
-    EXPECT_TRUE(eventually([&] { return backend->status(name).waiters.size() == 1u; }));
-    const std::string node = backend->status(name).waiters.at(0).node;
-    holder.unlock();
-    waiting.get();
-    waiter.unlock();
-    EXPECT_TRUE(eventually([&] { return advisory_locks(name, true) == "0"; }));
-    std::this_thread::sleep_for(100ms);  // for the unlock's reply, which gives it to the seat
-    return node;
+  const auto holder_of = [&](const std::string& path) {
+    return backend->status(path).holders.at(0).node;  // "pid:N", the holding connection
   };
   const auto rows = [&](const std::string& name) {
     return psql("SELECT count(*) FROM dlock_contenders WHERE path = '" + name + "'");
   };
   Mutex first(backend, "/first");
   Mutex second(backend, "/second");
-  const std::string seat = wait_on(first, "/first");
+  wait_then_get(first, "/first");
+  const std::string seat = holder_of("/first");
+  first.unlock();
   EXPECT_EQ(rows("/first"), "1");
-  EXPECT_EQ(wait_on(second, "/second"), seat);
+  wait_then_get(second, "/second");
+  EXPECT_EQ(holder_of("/second"), seat);
   EXPECT_EQ(rows("/first"), "0");
 }
 

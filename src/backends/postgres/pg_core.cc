@@ -68,15 +68,14 @@ void Backend::Impl::borrow(Clock::time_point deadline, Use use) {
   pool_.borrow(
       [self = shared_from_this(), deadline, use](std::shared_ptr<PgConnection> connection) {
         if (connection) return use(std::move(connection), {});
-        // A connection a seat keeps costs less than a new one (a connect, SCRAM's hashing).
-        while (!self->keeping_.empty()) {
-          const std::shared_ptr<postgres_backend::Seat> seat = self->keeping_.front().lock();
-          self->keeping_.pop_front();
-          const auto then = [self, deadline, use](std::shared_ptr<PgConnection> freed) {
-            if (freed) return use(std::move(freed), {});
-            self->open_connection(deadline, use);
-          };
-          if (seat && seat->hand_over(then)) return;
+        // A connection a seat keeps, or will once its release ends, costs less than a new one
+        // (a connect, SCRAM's hashing). The seat leaves the count when it hands it over.
+        const auto then = [self, deadline, use](std::shared_ptr<PgConnection> freed) {
+          if (freed) return use(std::move(freed), {});
+          self->open_connection(deadline, use);
+        };
+        for (const auto& weak : std::vector(self->keeping_.begin(), self->keeping_.end())) {
+          if (const auto seat = weak.lock(); seat && seat->hand_over(then)) return;
         }
         self->open_connection(deadline, use);
       });

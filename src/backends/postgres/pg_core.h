@@ -61,10 +61,10 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   std::optional<std::uint64_t> claim(std::int64_t key, bool shared);
   void unclaim(std::int64_t key, bool shared, std::uint64_t generation);
 
-  // The seats keeping a connection (pg_seat.h): false once `most` do already, so that handles
-  // which waited in turn cannot keep more connections open than that. borrow() takes the
-  // oldest one's connection when the pool has none. stop_keeping(seat) forgets `seat` and any
-  // seat destroyed since.
+  // The seats keeping a connection, or about to (its release under way) (pg_seat.h): false
+  // once `most` do already, so that handles which waited in turn cannot keep more connections
+  // open than that. borrow() takes the oldest one's connection when the pool has none.
+  // stop_keeping(seat) forgets `seat` and any seat destroyed since.
   bool start_keeping(std::weak_ptr<postgres_backend::Seat> seat, std::size_t most);
   void stop_keeping(const postgres_backend::Seat* seat);
 

@@ -38,22 +38,27 @@ void Seat::take(Use use) {
   use(nullptr, 0);
 }
 
-void Seat::expect() { returning_ = true; }
+void Seat::expect() {
+  returning_ = true;
+  if (!registered_) registered_ = core_->start_keeping(weak_from_this(), kMostKept);
+}
 
 void Seat::keep(std::shared_ptr<PgConnection> connection, std::uint64_t entry) {
   returning_ = false;
+  auto handing_over = std::exchange(handing_over_, nullptr);
   if (!waiting_.empty()) {
     Use use = std::move(waiting_.front());
     waiting_.erase(waiting_.begin());
+    if (!kept_) unregister();
+    if (handing_over) handing_over(nullptr);  // the handle's own attempt came first
     return use(std::move(connection), entry);
   }
-  if (kept_) {
-    // Not from this seat's one release at a time; keep the newer.
-    forget_row(core_, stop_keeping(), entry_, to_pool(core_));
+  if (handing_over) {
+    if (!kept_) unregister();
+    return forget_row(core_, std::move(connection), entry, std::move(handing_over));
   }
-  if (!core_->start_keeping(weak_from_this(), kMostKept)) {
-    return forget_row(core_, std::move(connection), entry, to_pool(core_));
-  }
+  // Beyond kMostKept, or a second connection (not from this seat's one release at a time).
+  if (!registered_ || kept_) return forget_row(core_, std::move(connection), entry, to_pool(core_));
   kept_ = std::move(connection);
   entry_ = entry;
   // A timer cancelled once due still runs: the generation tells it from this keeping's.
@@ -65,14 +70,22 @@ void Seat::keep(std::shared_ptr<PgConnection> connection, std::uint64_t entry) {
 
 void Seat::lose() {
   returning_ = false;
+  if (!kept_) unregister();
+  if (auto handing_over = std::exchange(handing_over_, nullptr)) handing_over(nullptr);
   for (Use& use : std::exchange(waiting_, {})) use(nullptr, 0);
 }
 
 bool Seat::hand_over(std::function<void(std::shared_ptr<PgConnection>)> then) {
-  if (!kept_) return false;
-  std::shared_ptr<PgConnection> connection = stop_keeping();
-  if (connection->broken()) return false;
-  forget_row(core_, std::move(connection), entry_, std::move(then));
+  if (kept_) {
+    std::shared_ptr<PgConnection> connection = stop_keeping();
+    if (connection->broken()) return false;
+    forget_row(core_, std::move(connection), entry_, std::move(then));
+    return true;
+  }
+  // A release under way, which no attempt of the handle waits for: promised, as the pool
+  // promises the connections of releases under way.
+  if (!returning_ || !waiting_.empty() || handing_over_) return false;
+  handing_over_ = std::move(then);
   return true;
 }
 
@@ -84,8 +97,12 @@ void Seat::linger_ended() {
 
 std::shared_ptr<PgConnection> Seat::stop_keeping() {
   core_->executor->cancel(std::exchange(linger_, 0));
-  core_->stop_keeping(this);
+  unregister();
   return std::exchange(kept_, nullptr);
+}
+
+void Seat::unregister() {
+  if (std::exchange(registered_, false)) core_->stop_keeping(this);
 }
 
 void Seat::forget_row(const std::shared_ptr<postgres::Backend::Impl>& core,

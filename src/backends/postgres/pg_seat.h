@@ -53,21 +53,25 @@ class Seat : public std::enable_shared_from_this<Seat> {
   void take(Use use);
 
   // The release of a lock held on this seat's connection has begun: keep() or lose() follows.
+  // The seat counts among the backend's kMostKept from now on, if there is room.
   void expect();
   // The connection holds nothing now and `entry`'s row is in place: it goes to a take()
-  // waiting for it, else is kept for kLinger.
+  // waiting for it, else to a hand_over() waiting for it, else is kept for kLinger (if the
+  // seat found room among kMostKept).
   void keep(std::shared_ptr<PgConnection> connection, std::uint64_t entry);
   // The release failed; its connection is closed.
   void lose();
 
-  // For a borrower when the backend's pool has none: the kept connection goes to `then` once
-  // its row is forgotten (null if that failed). False if none is kept.
+  // For a borrower when the backend's pool has none: the kept connection, or the one whose
+  // release is under way, goes to `then` once its row is forgotten (null if that failed, or if
+  // the handle's own next attempt took it first). False if there is none to promise.
   bool hand_over(std::function<void(std::shared_ptr<PgConnection>)> then);
 
  private:
   void linger_ended();
   // Ends the keeping (its timer, its count in the backend) and returns what was kept.
   std::shared_ptr<PgConnection> stop_keeping();
+  void unregister();  // leaves the backend's count, if in it
   // Forgets the row `entry` of `connection`, then passes the connection on (null if it failed).
   static void forget_row(const std::shared_ptr<postgres::Backend::Impl>& core,
                          std::shared_ptr<PgConnection> connection, std::uint64_t entry,
@@ -79,6 +83,8 @@ class Seat : public std::enable_shared_from_this<Seat> {
   detail::Executor::TimerId linger_ = 0;
   std::uint64_t keepings_ = 0;
   bool returning_ = false;
+  bool registered_ = false;  // counted among the backend's kMostKept (start_keeping())
+  std::function<void(std::shared_ptr<PgConnection>)> handing_over_;  // a borrower promised
   std::vector<Use> waiting_;  // a vector: an empty deque allocates, and most seats wait for none
 };
 
