@@ -12,7 +12,7 @@
 #include <dlock/dlock.h>
 
 #include "backends/postgres/pg_connection.h"
-#include "backends/postgres/pg_seat.h"
+#include "backends/postgres/pg_core.h"
 #include "core/executor.h"
 #include "eventually.h"
 #include "fault_proxy.h"
@@ -57,7 +57,7 @@ class PostgresTest : public ::testing::Test {
   }
 
   // Makes `waiter` wait for `name` while another backend holds it, then get it: it holds on a
-  // connection of its own, which its seat keeps after the release (pg_seat.h).
+  // connection of its own, which its seat keeps after the release (sql/seat.h).
   void wait_then_get(Mutex& waiter, const std::string& name) {
     Mutex holder(open(), name);
     holder.lock();
@@ -225,7 +225,7 @@ TEST_F(PostgresTest, AnotherKindOfLockOnTheNameIsRefused) {
 
 TEST_F(PostgresTest, AHandleThatWaitedKeepsItsPlaceForASecond) {
   // A handle whose lock was taken waits on a connection of its own. After its release, its seat
-  // (pg_seat.h) keeps that connection and its contender row for a second: the next
+  // (sql/seat.h) keeps that connection and its contender row for a second: the next
   // acquisition is the lock statement alone, there, with the same row; the row keeps the
   // name's kind taken. Later, the handle still begins on a connection of its own (its last
   // acquisition had to wait) and records a new row there.
@@ -338,7 +338,7 @@ TEST_F(PostgresTest, AWaiterTakesTheConnectionASeatKeepsRatherThanOpenOne) {
 
 TEST_F(PostgresTest, AtMostEightSeatsKeepAConnection) {
   // Handles that waited in turn must not keep a connection each (servers allow 100): beyond
-  // Seat::kMostKept, a release lets its connection go at once, with its row.
+  // Seats::kMostKept, a release lets its connection go at once, with its row.
   constexpr int kHandles = 10;
   auto backend = open();
   std::vector<std::unique_ptr<Mutex>> holders, handles;

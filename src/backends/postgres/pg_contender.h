@@ -9,7 +9,7 @@
 //     deadline and a stop request cancel the wait with pg_cancel_backend() sent on the primary,
 //     and the waiting connection is then closed, so that a grant racing the cancel leaves
 //     nothing held. That connection carries the lock once granted; releasing leaves it to the
-//     handle's seat (pg_seat.h), where its next attempt waits again with one statement.
+//     handle's seat (sql/seat.h), where its next attempt waits again with one statement.
 //   - a Semaphore polls its N slot keys on the primary with a bounded backoff (2 to 50 ms): a
 //     waiter queued on one slot would not get another slot freed first.
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_CONTENDER_H_
@@ -20,7 +20,6 @@
 
 #include "core/contender.h"
 #include "pg_core.h"
-#include "pg_seat.h"
 
 namespace dlock::postgres_backend {
 

@@ -4,8 +4,6 @@
 
 #include <dlock/error.h>
 
-#include "pg_seat.h"
-
 namespace dlock::postgres {
 
 using postgres_backend::PgConnection;
@@ -74,9 +72,7 @@ void Backend::Impl::borrow(Clock::time_point deadline, Use use) {
           if (freed) return use(std::move(freed), {});
           self->open_connection(deadline, use);
         };
-        for (const auto& weak : std::vector(self->keeping_.begin(), self->keeping_.end())) {
-          if (const auto seat = weak.lock(); seat && seat->hand_over(then)) return;
-        }
+        if (self->seats.hand_over(then)) return;
         self->open_connection(deadline, use);
       });
 }
@@ -110,18 +106,17 @@ void Backend::Impl::unclaim(std::int64_t key, bool shared, std::uint64_t generat
   if (found->second.shared == 0 && !found->second.exclusive) tally_.erase(found);
 }
 
-bool Backend::Impl::start_keeping(std::weak_ptr<postgres_backend::Seat> seat, std::size_t most) {
-  stop_keeping(nullptr);
-  if (keeping_.size() >= most) return false;
-  keeping_.push_back(std::move(seat));
-  return true;
-}
-
-void Backend::Impl::stop_keeping(const postgres_backend::Seat* seat) {
-  std::erase_if(keeping_, [seat](const auto& weak) {
-    const auto kept = weak.lock();
-    return !kept || kept.get() == seat;
-  });
+void Backend::Impl::forget_row(std::shared_ptr<PgConnection> connection, std::uint64_t entry,
+                               std::function<void(std::shared_ptr<PgConnection>)> then) {
+  connection->query(sql.forget, {std::to_string(entry)},
+                    [connection, then = std::move(then)](Reply reply) {
+                      if (reply.error) {
+                        connection->close(make_error_code(errc::session_closed),
+                                          "its contender row could not be forgotten");
+                        return then(nullptr);
+                      }
+                      then(connection);
+                    });
 }
 
 void Backend::Impl::close() {

@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -21,14 +20,11 @@
 
 #include "backends/sql/connection_pool.h"
 #include "backends/sql/row_locks.h"
+#include "backends/sql/seat.h"
 #include "backends/sql/table_locks.h"
 #include "core/executor.h"
 #include "pg_connection.h"
 #include "pg_statements.h"
-
-namespace dlock::postgres_backend {
-class Seat;
-}  // namespace dlock::postgres_backend
 
 namespace dlock::postgres {
 
@@ -61,12 +57,9 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   std::optional<std::uint64_t> claim(std::int64_t key, bool shared);
   void unclaim(std::int64_t key, bool shared, std::uint64_t generation);
 
-  // The seats keeping a connection, or about to (its release under way) (pg_seat.h): false
-  // once `most` do already, so that handles which waited in turn cannot keep more connections
-  // open than that. borrow() takes the oldest one's connection when the pool has none.
-  // stop_keeping(seat) forgets `seat` and any seat destroyed since.
-  bool start_keeping(std::weak_ptr<postgres_backend::Seat> seat, std::size_t most);
-  void stop_keeping(const postgres_backend::Seat* seat);
+  // For a seat (sql/seat.h): unlocks nothing, forgets the row `entry`.
+  void forget_row(std::shared_ptr<postgres_backend::PgConnection> connection, std::uint64_t entry,
+                  std::function<void(std::shared_ptr<postgres_backend::PgConnection>)> then);
 
   // Closes every connection; later uses fail with session_closed.
   void close();
@@ -78,6 +71,9 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   std::shared_ptr<sql::TableLocks> table;
   // The row mode's locks, set once by open() in that mode; null in the others.
   std::shared_ptr<sql::RowLocks> row;
+  // The seats keeping a connection, or about to; borrow() takes the oldest one's connection
+  // when the pool has none.
+  sql::Seats<Impl, postgres_backend::PgConnection> seats;
 
  private:
   struct Tally {
@@ -92,10 +88,16 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   std::vector<Use> awaiting_primary_;
   std::vector<std::weak_ptr<postgres_backend::PgConnection>> connections_;
   sql::ConnectionPool<postgres_backend::PgConnection> pool_;
-  std::deque<std::weak_ptr<postgres_backend::Seat>> keeping_;
   bool closed_ = false;
 };
 
 }  // namespace dlock::postgres
+
+namespace dlock::postgres_backend {
+
+// A handle's kept connection and row (sql/seat.h).
+using Seat = sql::Seat<postgres::Backend::Impl, PgConnection>;
+
+}  // namespace dlock::postgres_backend
 
 #endif  // DLOCK_SRC_BACKENDS_POSTGRES_PG_CORE_H_

@@ -1,6 +1,6 @@
 // A lock held by a PostgreSQL connection: on the primary (released with pg_advisory_unlock, the
 // connection kept) or on a connection of its own (unlocked, then kept by the handle's seat with
-// its row, pg_seat.h). lost() fires when that connection breaks or misses its heartbeat.
+// its row, sql/seat.h). lost() fires when that connection breaks or misses its heartbeat.
 #ifndef DLOCK_SRC_BACKENDS_POSTGRES_PG_HOLDING_H_
 #define DLOCK_SRC_BACKENDS_POSTGRES_PG_HOLDING_H_
 
@@ -10,7 +10,6 @@
 
 #include "core/contender.h"
 #include "pg_core.h"
-#include "pg_seat.h"
 
 namespace dlock::postgres_backend {
 

@@ -4,7 +4,7 @@
 // before 2026-11-27 also keeps dlock_contend_v1, which records a waiter without a try):
 //   dlock_fence        a sequence: fencing tokens, taken in the statement that grants a lock
 //   dlock_contenders   one row per contender of this library now holding or waiting (or kept
-//                      for a while by a handle that waited, pg_seat.h), keyed by the server
+//                      for a while by a handle that waited, sql/seat.h), keyed by the server
 //                      process (pid) and a number the process chose (entry): its holder data
 //                      for status() and its kind (permits).
 //   dlock_contend_v2   the kind check and the try or waiter record, one round trip (contend).
@@ -43,7 +43,7 @@ struct Statements {
   // $1 key, $2 entry: gives the lock up and forgets the row.
   std::string unlock;
   std::string unlock_shared;
-  // $1 key: gives the lock up and keeps the row as it is (pg_seat.h): status shows a row's
+  // $1 key: gives the lock up and keeps the row as it is (sql/seat.h): status shows a row's
   // token only while its lock is granted.
   std::string unlock_keeping_row;
   std::string unlock_shared_keeping_row;
