@@ -46,6 +46,23 @@ std::uint64_t number(const std::optional<std::string>& text) {
   return value;
 }
 
+// Whether the server has sequences (MariaDB; MySQL has none, and its tokens stay the rows'
+// ids), and if so makes dlock_tokens unless it exists.
+bool set_up_tokens(Backend::Impl& core, Clock::time_point deadline, std::stop_token stop) {
+  const auto ask = [&](std::string sql) {
+    const Reply reply = query_control(
+        core, [sql = std::move(sql)](const MyConnection&) { return sql; }, deadline, stop);
+    return reply.rows.empty() ? std::vector<std::optional<std::string>>{} : reply.rows[0];
+  };
+  const auto found = ask(mysql_backend::kTokenSequence);
+  if (found.size() != 2 || number(found[0]) == 0) return false;
+  if (number(found[1]) == 0) {
+    const auto first = ask(mysql_backend::kFirstToken);
+    ask(mysql_backend::create_token_sequence(first.empty() ? 1 : number(first[0])));
+  }
+  return true;
+}
+
 }  // namespace
 
 std::shared_ptr<Backend> Backend::open(Options options) {
@@ -92,6 +109,9 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     query_control(
         *impl, [](const MyConnection&) { return mysql_backend::kRemoveStaleRows; }, deadline,
         options.stop);
+    if (options.mode == Mode::get_lock) {
+      impl->tokens_from_sequence = set_up_tokens(*impl, deadline, options.stop);
+    }
     if (options.mode == Mode::table) {
       impl->table =
           std::make_shared<sql::TableLocks>(std::make_shared<mysql_backend::MyLink>(impl),
@@ -135,15 +155,17 @@ LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {
   check_lock_path(path);
   const std::string target(path);
   const Reply reply = query_control(
-      *impl_, [&target](const MyConnection& c) { return mysql_backend::status(c.quote(target)); },
+      *impl_,
+      [&target](const MyConnection& c) {
+        const std::string quoted = c.quote(target);
+        return mysql_backend::status(quoted, mysql_backend::lock_name(target, quoted));
+      },
       deadline);
   LockStatus status{.path = target};
   for (const auto& row : reply.rows) {
-    const bool holds = number(row[2]) == 1;
-    // A holder's row id is its token; a waiter's is not the token it will get (its grant
-    // inserts a holder row), so a waiter shows none.
-    QueueEntry entry{.node = row[1].value_or(""), .token = holds ? number(row[0]) : 0};
-    if (row[3]) detail::decode_holder_data(*row[3], entry);
+    const bool holds = number(row[1]) == 1;
+    QueueEntry entry{.node = row[0].value_or("")};
+    if (row[2]) detail::decode_holder_data(*row[2], entry);
     (holds ? status.holders : status.waiters).push_back(std::move(entry));
   }
   return status;
@@ -181,7 +203,10 @@ std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path
       mysql_backend::Site{.core = impl_,
                           .path = std::string(path),
                           .spec = spec,
-                          .data = detail::encode_holder_data(options.label)});
+                          .data = detail::encode_holder_data(options.label),
+                          .seat = spec.role == ContenderSpec::Role::semaphore
+                                      ? nullptr
+                                      : std::make_shared<mysql_backend::Seat>(impl_)});
 }
 
 std::optional<std::chrono::milliseconds> Backend::loss_notice() const noexcept {

@@ -44,10 +44,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
               attempt->finish(Outcome::failure(errc::timed_out));
             }
           });
-      self->site_->core->open_connection(
-          [self](std::shared_ptr<MyConnection> connection, Reply reply) {
-            self->connected(std::move(connection), std::move(reply));
-          });
+      if (self->site_->seat && self->site_->seat->occupied()) return self->take_in_seat();
+      self->open();
     });
   }
 
@@ -58,6 +56,13 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
 
  private:
   bool semaphore() const { return site_->spec.role == ContenderSpec::Role::semaphore; }
+
+  void open() {
+    site_->core->open_connection(
+        [self = shared_from_this()](std::shared_ptr<MyConnection> connection, Reply reply) {
+          self->connected(std::move(connection), std::move(reply));
+        });
+  }
   std::uint32_t permits() const { return semaphore() ? site_->spec.permits : 0; }
 
   void connected(std::shared_ptr<MyConnection> connection, Reply reply) {
@@ -68,16 +73,16 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (!connection) return finish(Outcome::failure(reply.error, reply.message));
     connection_ = std::move(connection);
     for (const std::string& slot : slot_paths(site_->path, semaphore(), site_->spec.permits)) {
-      quoted_slots_.push_back(connection_->quote(slot));
+      names_.push_back(lock_name(slot, connection_->quote(slot)));
     }
     take(Clock::duration::zero(), /*check_kind=*/true);
   }
 
   void take(Clock::duration wait, bool check_kind = false) {
     waiting_ = wait > Clock::duration::zero();
-    const std::string sql =
-        mysql_backend::take(quoted_slots_, connection_->quote(site_->path), permits(),
-                            connection_->quote(site_->data), wait, check_kind);
+    const std::string sql = mysql_backend::take(names_, connection_->quote(site_->path), permits(),
+                                                connection_->quote(site_->data), wait, check_kind,
+                                                site_->core->tokens_from_sequence);
     connection_->query(
         sql, [self = shared_from_this()](Reply reply) { self->taken(std::move(reply)); }, waiting_);
   }
@@ -101,23 +106,29 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (finished_) return;
     if (cancelled_) return finish(Outcome::failure(make_error_code(errc::cancelled)));
     if (reply.error) return finish(Outcome::failure(reply.error, reply.message));
-    // Only the first take, which checks the kind, returns a row.
-    if (!reply.rows.empty() && !reply.rows[0].empty() && reply.rows[0][0]) {
-      return refuse(*reply.rows[0][0]);
+    // One row: the holder row's id (0: not taken), the token, the permits of another kind.
+    const auto row = reply.rows.empty() ? std::vector<std::optional<std::string>>{} : reply.rows[0];
+    if (row.size() != 3) {
+      return finish(Outcome::failure(make_error_code(errc::backend_failure),
+                                     "the server's answer to a take has no row of three values"));
     }
-    if (reply.affected_rows == 1) {
+    if (row[2]) return refuse(*row[2]);
+    if (row[0] && *row[0] != "0") {
+      // Without a token, finish() closes the connection, which frees the lock.
+      if (!row[1]) {
+        return finish(Outcome::failure(make_error_code(errc::backend_failure),
+                                       "the lock was taken without a fencing token"));
+      }
       // The waiter row goes with the release: deleting it now would hold the release up by a
-      // round trip, on the hand-off's path. status() does not count it meanwhile.
-      const std::uint64_t waiter_row = std::exchange(waiter_row_, 0);
-      return finish(
-          Outcome::success(MyHolding::make(site_->core, connection_, reply.insert_id, waiter_row)));
+      // round trip, on the hand-off's path. status() does not show it meanwhile.
+      return held(std::stoull(*row[0]), std::exchange(waiter_row_, 0), std::stoull(*row[1]));
     }
     if (Clock::now() >= deadline_) {
       return finish(Outcome::failure(make_error_code(errc::timed_out)));
     }
     if (waiter_row_ == 0) {
-      const std::string sql = add_waiter(quoted_slots_.front(), connection_->quote(site_->path),
-                                         permits(), connection_->quote(site_->data));
+      const std::string sql = add_waiter(names_.front(), connection_->quote(site_->path), permits(),
+                                         connection_->quote(site_->data));
       return connection_->query(sql, [self = shared_from_this()](Reply added) {
         if (self->finished_) return;
         if (added.error) return self->finish(Outcome::failure(added.error, added.message));
@@ -138,6 +149,69 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     });
   }
 
+  // Takes the lock on the connection the handle's seat kept, with its row: one statement.
+  // Without one (a release that failed, a connection that broke), as a new attempt.
+  void take_in_seat() {
+    site_->seat->take(
+        [self = shared_from_this()](std::shared_ptr<MyConnection> kept, std::uint64_t row) {
+          if (self->finished_) {
+            if (kept) {
+              self->site_->seat->expect();  // unused: it holds nothing but its row
+              self->site_->seat->keep(std::move(kept), row);
+            }
+            return;
+          }
+          if (!kept) return self->open();
+          self->connection_ = std::move(kept);
+          self->seat_row_ = row;
+          self->take_seated(detail::time_left(self->deadline_));
+        });
+  }
+
+  void take_seated(Clock::duration wait) {
+    waiting_ = wait > Clock::duration::zero();
+    connection_->query(
+        seat_take(lock_name(site_->path, connection_->quote(site_->path)), wait),
+        [self = shared_from_this()](Reply reply) { self->taken_seated(std::move(reply)); },
+        waiting_);
+  }
+
+  void taken_seated(Reply reply) {
+    waiting_ = false;
+    if (finished_) return;
+    if (cancelled_) return finish(Outcome::failure(make_error_code(errc::cancelled)));
+    if (reply.error) {
+      // A kept connection that broke while idle, unnoticed: its row stopped standing with it,
+      // and the attempt begins again, once, on another connection.
+      if (reply.error == errc::connection_lost && !reopened_) {
+        reopened_ = true;
+        std::exchange(connection_, nullptr)->close(reply.error, reply.message);
+        seat_row_ = 0;
+        return open();
+      }
+      return finish(Outcome::failure(reply.error, reply.message));
+    }
+    // One row: the token is its second value, NULL if the lock was not taken.
+    if (!reply.rows.empty() && reply.rows[0].size() == 3 && reply.rows[0][1]) {
+      return held(std::exchange(seat_row_, 0), 0, std::stoull(*reply.rows[0][1]));
+    }
+    if (Clock::now() < deadline_) return take_seated(detail::time_left(deadline_));
+    // Not taken by the deadline: the connection holds nothing but its row, and stays seated.
+    site_->seat->expect();
+    site_->seat->keep(std::exchange(connection_, nullptr), std::exchange(seat_row_, 0));
+    finish(Outcome::failure(make_error_code(errc::timed_out)));
+  }
+
+  void held(std::uint64_t row, std::uint64_t waiter_row, std::uint64_t token) {
+    finish(Outcome::success(MyHolding::make(Hold{.core = site_->core,
+                                                 .connection = connection_,
+                                                 .row = row,
+                                                 .waiter_row = waiter_row,
+                                                 .path = site_->path,
+                                                 .seat = site_->seat},
+                                            token)));
+  }
+
   void cancel_here() {
     if (finished_ || cancelled_) return;
     cancelled_ = true;
@@ -151,7 +225,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         });
   }
 
-  // Ends the attempt; a connection that does not hold the lock is closed, its waiter row gone.
+  // Ends the attempt; a connection that does not hold the lock is closed, its own row gone.
   // A server that stopped answering would hold the row's DELETE, and so the close, back: then
   // the connection closes at once, and its row stops counting with it (the row's marker is the
   // connection's) until the next open sweeps it.
@@ -163,10 +237,11 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (give_up_timer_ != 0) site_->core->executor->cancel(give_up_timer_);
     if (!outcome.holding && connection_) {
       auto connection = connection_;
-      if (waiter_row_ == 0 || silent_ || connection->broken()) {
+      const std::uint64_t own_row = waiter_row_ != 0 ? waiter_row_ : seat_row_;
+      if (own_row == 0 || silent_ || connection->broken()) {
         connection->close(make_error_code(errc::cancelled), "the attempt ended");
       } else {
-        connection->query(remove_row(waiter_row_), [connection](const Reply&) {
+        connection->query(remove_row(own_row), [connection](const Reply&) {
           connection->close(make_error_code(errc::cancelled), "the attempt ended");
         });
       }
@@ -182,9 +257,11 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   // Below: the executor's only.
   std::shared_ptr<MyConnection> connection_;
-  std::vector<std::string> quoted_slots_;
+  std::vector<std::string> names_;  // the lock names it tries (lock_name())
   std::uint64_t waiter_row_ = 0;
-  bool waiting_ = false;  // a GET_LOCK that may wait is in flight
+  std::uint64_t seat_row_ = 0;  // the row the seat kept with connection_, until held
+  bool waiting_ = false;        // a GET_LOCK that may wait is in flight
+  bool reopened_ = false;       // a kept connection broke, and the attempt began again
   bool cancelled_ = false;
   bool silent_ = false;  // the give-up timer ended the attempt: the server does not answer
   bool finished_ = false;

@@ -9,6 +9,9 @@
 //     the kill leaves nothing held.
 //   - a Semaphore polls its N names with a backoff of 2 to 100 ms: a waiter queued on one name
 //     would not get another name freed first.
+// A Mutex's release leaves its connection, with the holder's row, to the handle's seat
+// (sql/seat.h): its next attempt within the second is one statement there, the lock (waited
+// for in the server if need be) and its token, with no kind check and no row written.
 #ifndef DLOCK_SRC_BACKENDS_MYSQL_MY_CONTENDER_H_
 #define DLOCK_SRC_BACKENDS_MYSQL_MY_CONTENDER_H_
 
@@ -26,6 +29,9 @@ struct Site {
   std::string path;
   ContenderSpec spec;
   std::string data;  // the holder data of its rows
+  // The connection and row of the handle's last holding, kept for its next attempt; null for
+  // a semaphore.
+  std::shared_ptr<Seat> seat;
 };
 
 std::unique_ptr<detail::Contender> make_my_contender(Site site);

@@ -5,6 +5,8 @@
 
 #include <dlock/error.h>
 
+#include "my_statements.h"
+
 namespace dlock::mysql {
 
 using mysql_backend::MyConnection;
@@ -28,6 +30,12 @@ void Backend::Impl::with_control(Use use) {
 void Backend::Impl::open_connection(Use use) {
   pool_.borrow([self = shared_from_this(), use](std::shared_ptr<MyConnection> connection) {
     if (connection) return use(std::move(connection), Reply{});
+    // A connection a seat keeps, or will once its release ends, costs less than a new one.
+    const auto then = [self, use](std::shared_ptr<MyConnection> freed) {
+      if (freed) return use(std::move(freed), Reply{});
+      self->connect(use);
+    };
+    if (self->seats.hand_over(then)) return;
     self->connect(use);
   });
 }
@@ -60,6 +68,19 @@ void Backend::Impl::expect_back() { pool_.expect_back(); }
 
 void Backend::Impl::give_back(std::shared_ptr<MyConnection> connection) {
   pool_.give_back(std::move(connection));
+}
+
+void Backend::Impl::forget_row(std::shared_ptr<MyConnection> connection, std::uint64_t entry,
+                               std::function<void(std::shared_ptr<MyConnection>)> then) {
+  connection->query(mysql_backend::release_holder(entry, 0),
+                    [connection, then = std::move(then)](const Reply& reply) {
+                      if (reply.error) {
+                        connection->close(make_error_code(errc::session_closed),
+                                          "its contender row could not be forgotten");
+                        return then(nullptr);
+                      }
+                      then(connection);
+                    });
 }
 
 void Backend::Impl::close() {

@@ -1,12 +1,15 @@
-// A lock held by a connection of its own: released with RELEASE_ALL_LOCKS() (the connection
-// holds this one lock, whatever its count) and its row deleted, after which the connection is
-// given back to the core for another attempt; a connection that fails either is closed, which
-// frees the lock as well. lost() fires when that connection breaks or misses its heartbeat.
+// A lock held by a connection of its own. A Mutex's release frees the lock alone and leaves the
+// connection, with the holder's row, to the handle's seat (sql/seat.h); any other release frees
+// every named lock of the connection (RELEASE_ALL_LOCKS(): it holds this one lock, whatever its
+// count) and deletes its rows, after which the connection is given back to the core for another
+// attempt. A connection that fails either is closed, which frees the lock as well. lost() fires
+// when that connection breaks or misses its heartbeat.
 #ifndef DLOCK_SRC_BACKENDS_MYSQL_MY_HOLDING_H_
 #define DLOCK_SRC_BACKENDS_MYSQL_MY_HOLDING_H_
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "core/contender.h"
 #include "my_connection.h"
@@ -14,24 +17,27 @@
 
 namespace dlock::mysql_backend {
 
+// What a holding holds, and what its release needs.
+struct Hold {
+  std::shared_ptr<mysql::Backend::Impl> core;
+  std::shared_ptr<MyConnection> connection;
+  std::uint64_t row = 0;         // the holder's row
+  std::uint64_t waiter_row = 0;  // the row the attempt recorded while it waited, or 0
+  std::string path;              // the lock's path
+  std::shared_ptr<Seat> seat;    // a Mutex handle's seat, else null
+};
+
 class MyHolding : public detail::Holding, public std::enable_shared_from_this<MyHolding> {
  public:
-  // On the executor: the holding of `connection`, whose row (and fencing token) is `row`.
-  // `waiter_row` is the row the attempt recorded while it waited (0 if it did not), deleted
-  // with `row` at the release.
-  static std::shared_ptr<MyHolding> make(std::shared_ptr<mysql::Backend::Impl> core,
-                                         std::shared_ptr<MyConnection> connection,
-                                         std::uint64_t row, std::uint64_t waiter_row);
+  // On the executor: the holding of `hold.connection`, with fencing token `token`.
+  static std::shared_ptr<MyHolding> make(Hold hold, std::uint64_t token);
 
  protected:
   void do_release() noexcept override;
 
  private:
-  MyHolding(std::shared_ptr<mysql::Backend::Impl> core, std::shared_ptr<MyConnection> connection,
-            std::uint64_t row, std::uint64_t waiter_row);
-  const std::shared_ptr<mysql::Backend::Impl> core_;
-  const std::shared_ptr<MyConnection> connection_;
-  const std::uint64_t waiter_row_;
+  MyHolding(Hold hold, std::uint64_t token);
+  const Hold hold_;
   std::uint64_t watch_ = 0;  // set on the executor before the holding is shared
 };
 

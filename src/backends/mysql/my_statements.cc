@@ -1,18 +1,36 @@
 #include "my_statements.h"
 
+#include <algorithm>
+
 namespace dlock::mysql_backend {
 
 namespace {
 
-// A row counts while its connection holds the row's marker, a named lock of its own (taken by
-// the statement that inserts the row, so no row is ever seen without it), and for a holder's
-// row, also the lock's name. Named locks end with their connection and with the server, so
-// a row left by a connection that ended, or by the server before a restart, never counts,
-// even once the server has given the connection's id to another connection.
-std::string live_row(const std::string& alias) {
+// A row stands while its connection holds the row's marker, a named lock of its own (taken by
+// the statement that inserts the row, so no row is ever seen without it). Named locks end with
+// their connection and with the server, so a row left by a connection that ended, or by the
+// server before a restart, never stands, even once the server has given the connection's id
+// to another connection. A standing row marks its kind in use on its path.
+std::string stands(const std::string& alias) {
+  return "IS_USED_LOCK(" + alias + ".marker) = " + alias + ".conn";
+}
+
+// The named lock a connection holds while it waits in a seat (seat_take()): a seat's row is a
+// holder's, which shows only while its lock is held.
+std::string waiting_flag(const std::string& conn) { return "CONCAT('dlock~wait~', " + conn + ")"; }
+
+// A standing row shows in status() and list() as a waiter's (holds = 0, or a seat's row while
+// its connection waits) or as a holder's while its connection holds the lock's name.
+std::string shows(const std::string& alias) {
   const std::string c = alias + ".";
-  return "IS_USED_LOCK(" + c + "marker) = " + c + "conn AND (" + c + "holds = 0 OR IS_USED_LOCK(" +
-         c + "name) = " + c + "conn)";
+  return stands(alias) + " AND (" + c + "holds = 0 OR IS_USED_LOCK(" + c + "name) = " + c +
+         "conn OR IS_USED_LOCK(" + waiting_flag(c + "conn") + ") = " + c + "conn)";
+}
+
+// Whether the standing row `alias` shows as its lock's holder.
+std::string holding(const std::string& alias) {
+  const std::string c = alias + ".";
+  return c + "holds = 1 AND IS_USED_LOCK(" + c + "name) = " + c + "conn";
 }
 
 // A new row's marker, a column `m` of a derived table whose LIMIT makes the server materialise
@@ -44,7 +62,28 @@ const char* const kAddMarkerColumn =
 const char* const kRemoveStaleRows =
     "DELETE FROM dlock_contenders WHERE NOT (IS_USED_LOCK(marker) <=> conn)";
 
-std::string lock_name(const std::string& quoted) {
+const char* const kTokenSequence =
+    "SELECT VERSION() LIKE '%MariaDB%', (SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+    "TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'dlock_tokens')";
+
+const char* const kFirstToken =
+    "SELECT GREATEST(COALESCE((SELECT t.AUTO_INCREMENT FROM information_schema.TABLES t WHERE "
+    "t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = 'dlock_contenders'), 1), (SELECT "
+    "COALESCE(MAX(c.id), 0) + 1 FROM dlock_contenders c))";
+
+// Aria, not InnoDB: an InnoDB sequence created less than a second before a crash of a server
+// that does not flush every commit (innodb_flush_log_at_trx_commit other than 1) loses its one
+// row, and every NEXTVAL fails from then on ("Can't find record"); Aria writes it at once.
+std::string create_token_sequence(std::uint64_t first) {
+  return "CREATE SEQUENCE IF NOT EXISTS dlock_tokens START WITH " + std::to_string(first) +
+         " CACHE 1000 ENGINE=Aria";
+}
+
+std::string lock_name(std::string_view text, const std::string& quoted) {
+  // Characters, as the server counts them in utf8mb4: bytes that do not continue a character.
+  const auto characters =
+      std::count_if(text.begin(), text.end(), [](char byte) { return (byte & 0xC0) != 0x80; });
+  if (characters <= 64) return quoted;
   return "IF(CHAR_LENGTH(" + quoted + ") <= 64, " + quoted + ", CONCAT(LEFT(" + quoted +
          ", 23), '~', SHA1(" + quoted + ")))";
 }
@@ -59,46 +98,64 @@ std::vector<std::string> slot_paths(const std::string& path, bool semaphore,
 
 namespace {
 
-// The permits of one live contender of the path of another kind, if any.
+// The permits of one standing contender of the path of another kind, if any.
 std::string other_kind(const std::string& quoted_path, std::uint32_t permits) {
   return "SELECT c.permits FROM dlock_contenders c WHERE c.path = " + quoted_path +
-         " AND c.permits <> " + std::to_string(permits) + " AND " + live_row("c") + " LIMIT 1";
+         " AND c.permits <> " + std::to_string(permits) + " AND " + stands("c") + " LIMIT 1";
+}
+
+// GET_LOCK's timeout: seconds, to the millisecond.
+std::string seconds(Clock::duration wait) {
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
+  return std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
 }
 
 }  // namespace
 
-std::string take(const std::vector<std::string>& quoted_slots, const std::string& quoted_path,
+std::string take(const std::vector<std::string>& names, const std::string& quoted_path,
                  std::uint32_t permits, const std::string& quoted_data, Clock::duration wait,
-                 bool check_kind) {
-  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
-  const std::string seconds =
-      std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
+                 bool check_kind, bool tokens_from_sequence) {
   // The derived table has a LIMIT, so the server materialises it: each GET_LOCK runs once, and
   // CASE stops at the first name taken.
   // The kind is read by a plain SELECT ... INTO, a consistent read. Read inside the INSERT, or
   // by a SET's subquery, dlock_contenders' rows are read with shared next-key locks (REPEATABLE
   // READ), and concurrent takes and releases deadlock on them (MySQL error 1213).
   std::string choice = check_kind ? "CASE WHEN @dlock_other_kind IS NOT NULL THEN NULL" : "CASE";
-  for (const std::string& slot : quoted_slots) {
-    const std::string name = lock_name(slot);
-    choice += " WHEN GET_LOCK(" + name + ", " + seconds + ") = 1 THEN " + name;
+  for (const std::string& name : names) {
+    choice += " WHEN GET_LOCK(" + name + ", " + seconds(wait) + ") = 1 THEN " + name;
   }
   choice += " END";
-  const std::string insert =
+  std::string sql =
+      check_kind ? "SELECT (" + other_kind(quoted_path, permits) + ") INTO @dlock_other_kind; "
+                 : "";
+  sql +=
       "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data, marker) SELECT t.n, " +
       quoted_path + ", CONNECTION_ID(), 1, " + std::to_string(permits) + ", " + quoted_data +
       ", t.m FROM (SELECT " + choice + " AS n, " + kMarkerColumn +
-      " LIMIT 1) AS t WHERE t.n IS NOT NULL AND GET_LOCK(t.m, 0) = 1";
-  if (!check_kind) return insert;
-  return "SELECT (" + other_kind(quoted_path, permits) + ") INTO @dlock_other_kind; " + insert +
-         "; SELECT @dlock_other_kind";
+      " LIMIT 1) AS t WHERE t.n IS NOT NULL AND GET_LOCK(t.m, 0) = 1; ";
+  // ROW_COUNT() and LAST_INSERT_ID() are the INSERT's, read before a statement that opens the
+  // sequence: the first one to open it after a restart of the server resets both.
+  sql += "SET @dlock_row = IF(ROW_COUNT() > 0, LAST_INSERT_ID(), 0); ";
+  const std::string token = tokens_from_sequence
+                                ? "CASE WHEN @dlock_row <> 0 THEN NEXTVAL(dlock_tokens) END"
+                                : "NULLIF(@dlock_row, 0)";
+  return sql + "SELECT @dlock_row AS r, " + token + " AS t, " +
+         (check_kind ? "@dlock_other_kind" : "NULL") + " AS k";
 }
 
-std::string add_waiter(const std::string& quoted_slot, const std::string& quoted_path,
+std::string seat_take(const std::string& name, Clock::duration wait) {
+  const std::string flag = waiting_flag("CONNECTION_ID()");
+  // Named columns: the server sends each column's name with every reply.
+  return "SELECT GET_LOCK(" + flag + ", 0) AS w, CASE WHEN GET_LOCK(" + name + ", " +
+         seconds(wait) + ") = 1 THEN NEXTVAL(dlock_tokens) END AS t, RELEASE_LOCK(" + flag +
+         ") AS r";
+}
+
+std::string add_waiter(const std::string& name, const std::string& quoted_path,
                        std::uint32_t permits, const std::string& quoted_data) {
   return "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data, marker) SELECT " +
-         lock_name(quoted_slot) + ", " + quoted_path + ", CONNECTION_ID(), 0, " +
-         std::to_string(permits) + ", " + quoted_data + ", t.m FROM (SELECT " + kMarkerColumn +
+         name + ", " + quoted_path + ", CONNECTION_ID(), 0, " + std::to_string(permits) + ", " +
+         quoted_data + ", t.m FROM (SELECT " + kMarkerColumn +
          " LIMIT 1) AS t WHERE GET_LOCK(t.m, 0) = 1";
 }
 
@@ -112,25 +169,31 @@ std::string release_holder(std::uint64_t id, std::uint64_t waiter_row) {
   return sql;
 }
 
-std::string status(const std::string& quoted_path) {
-  const std::string name = lock_name(quoted_path);
-  return std::string(
-             "SELECT c.id, c.conn, c.holds, c.data FROM dlock_contenders c WHERE c.path = ") +
-         quoted_path + " AND " + live_row("c") +
+std::string release_to_seat(const std::string& name, std::uint64_t waiter_row) {
+  std::string sql = "SELECT RELEASE_LOCK(" + name + ") = 1 AND NOT (IS_USED_LOCK(" + name +
+                    ") <=> CONNECTION_ID()) AS f";
+  if (waiter_row != 0) sql += "; " + remove_row(waiter_row);
+  return sql;
+}
+
+std::string status(const std::string& quoted_path, const std::string& name) {
+  return "SELECT c.conn, IF(" + holding("c") +
+         ", 1, 0), c.data, c.id FROM dlock_contenders c WHERE c.path = " + quoted_path + " AND " +
+         shows("c") +
          // A holder keeps the row it had as a waiter until its release (release_holder()).
          " AND NOT (c.holds = 0 AND EXISTS (SELECT 1 FROM dlock_contenders h WHERE h.conn = "
-         "c.conn AND h.path = c.path AND h.holds = 1 AND " +
-         live_row("h") + ")) UNION ALL SELECT 0, IS_USED_LOCK(" + name +
-         "), 1, NULL FROM DUAL WHERE IS_USED_LOCK(" + name +
+         "c.conn AND h.path = c.path AND " +
+         stands("h") + " AND " + holding("h") + ")) UNION ALL SELECT IS_USED_LOCK(" + name +
+         "), 1, NULL, 0 FROM DUAL WHERE IS_USED_LOCK(" + name +
          ") IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dlock_contenders d WHERE d.holds = 1 AND "
          "d.name = " +
-         name + " AND d.conn = IS_USED_LOCK(" + name + ")) ORDER BY 1";
+         name + " AND d.conn = IS_USED_LOCK(" + name + ")) ORDER BY 4";
 }
 
 std::string list(const std::string& quoted_prefix) {
   return "SELECT DISTINCT c.path FROM dlock_contenders c WHERE (c.path = " + quoted_prefix +
          " OR LEFT(c.path, CHAR_LENGTH(" + quoted_prefix + ") + 1) = CONCAT(" + quoted_prefix +
-         ", '/')) AND " + live_row("c");
+         ", '/')) AND " + shows("c");
 }
 
 }  // namespace dlock::mysql_backend

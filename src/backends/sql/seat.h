@@ -120,11 +120,13 @@ class Seat : public std::enable_shared_from_this<Seat<Host, Connection>> {
   }
 
   // The release of a lock held on this seat's connection has begun (or a connection taken
-  // from it comes back unused): keep() or lose() follows. The seat counts among the backend's
-  // kMostKept from now on, if there is room.
-  void expect() {
-    returning_ = true;
+  // from it comes back unused). True if the seat found room among the backend's kMostKept and
+  // counts there from now on: keep() or lose() follows. False if not: the seat stays empty, and
+  // a connection given to keep() goes on to the pool, its row forgotten.
+  bool expect() {
     if (!registered_) registered_ = host_->seats.start_keeping(this->weak_from_this());
+    returning_ = registered_;
+    return registered_;
   }
   // The connection holds nothing now but `entry`'s row: it goes to a take() waiting for it,
   // else to a hand_over() waiting for it, else is kept for kLinger (if the seat found room
