@@ -16,6 +16,7 @@
 
 #include <dlock/dlock.h>
 
+#include "backends/mysql/my_core.h"
 #include "fault_proxy.h"
 #include "lock_rounds.h"
 #include "mysql_server.h"
@@ -60,6 +61,18 @@ class MysqlTest : public ::testing::Test {
   int connections() {
     return std::stoi(server().sql(
         "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '" + database_ + "'"));
+  }
+  // One SQL answer about this test's database, in which `dlock_contenders` is the table.
+  std::string ask(const std::string& statements) {
+    return server().sql("USE `" + database_ + "`; " + statements);
+  }
+  // Whether no connection holds the GET_LOCK name `name`.
+  bool is_free(const std::string& name) {
+    return std::stoi(server().sql("SELECT IS_FREE_LOCK('" + name + "')")) == 1;
+  }
+  // The dlock_contenders rows of `path`.
+  int rows(const std::string& path) {
+    return std::stoi(ask("SELECT COUNT(*) FROM dlock_contenders WHERE path = '" + path + "'"));
   }
   // One GET_LOCK name as docs/mysql.md writes it, for the mariadb client.
   static std::string mapped(const std::string& path) {
@@ -476,6 +489,165 @@ TEST_F(MysqlTest, EightContendersOnOneNameTakeTurnsWithoutAnError) {
 TEST_F(MysqlTest, LocksTakenWhileOthersAreReleasedReuseTheirConnections) {
   const HeldLocks held = take_locks_while_releasing_others(open(), 20);
   EXPECT_LE(connections(), 21);  // one more: the backend's control connection
+}
+
+TEST_F(MysqlTest, AMutexKeepsItsConnectionAndRowForASecond) {
+  // After the release, the handle's seat (sql/seat.h) keeps its connection and holder row for
+  // a second: the next acquisition is GET_LOCK and a token on that connection, with the same
+  // row, which keeps the name's kind taken meanwhile and shows nowhere. Unused for a second,
+  // the row is deleted and the connection pooled.
+  auto backend = open();
+  const auto holder_of = [&](const std::string& path) {
+    return backend->status(path).holders.at(0).node;  // the holding connection's id
+  };
+  const auto row = [&] { return ask("SELECT id FROM dlock_contenders WHERE path = '/kept'"); };
+  Mutex handle(backend, "/kept");
+  Semaphore other_kind(open(), "/kept", 2);
+  handle.lock();
+  const std::string seat = holder_of("/kept");
+  const std::string first_row = row();
+  const std::uint64_t first_token = handle.token();
+  handle.unlock();
+  ASSERT_TRUE(eventually([&] { return is_free("/kept"); }));
+  EXPECT_EQ(row(), first_row);
+  EXPECT_TRUE(backend->status("/kept").holders.empty());
+  EXPECT_TRUE(backend->status("/kept").waiters.empty());
+  EXPECT_TRUE(backend->list("/").empty());
+  try {
+    other_kind.try_lock();
+    ADD_FAILURE() << "a semaphore got a name a mutex handle keeps its row for";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::lock_mismatch);
+  }
+  handle.lock();
+  EXPECT_EQ(holder_of("/kept"), seat);
+  EXPECT_EQ(row(), first_row);
+  EXPECT_GT(handle.token(), first_token);
+  EXPECT_EQ(backend->list("/"), std::vector<std::string>{"/kept"});
+  handle.unlock();
+  EXPECT_TRUE(eventually([&] { return rows("/kept") == 0; }));
+  EXPECT_TRUE(other_kind.try_lock());
+}
+
+TEST_F(MysqlTest, ASeatWaitingShowsAsAWaiterAndGetsTheLockInTurn) {
+  auto backend = open();
+  Mutex seated(backend, "/turns", {.label = "seated"});
+  seated.lock();
+  const std::uint64_t first = seated.token();
+  seated.unlock();
+  Mutex other(open(), "/turns", {.label = "other"});
+  other.lock();
+  auto waiting = std::async(std::launch::async, [&] { return seated.try_lock_for(10s); });
+  ASSERT_TRUE(eventually([&] { return backend->status("/turns").waiters.size() == 1; }));
+  const LockStatus status = backend->status("/turns");
+  ASSERT_EQ(status.holders.size(), 1u);
+  EXPECT_EQ(status.holders[0].label, "other");
+  EXPECT_EQ(status.waiters[0].label, "seated");
+  EXPECT_EQ(backend->list("/"), std::vector<std::string>{"/turns"});
+  const std::uint64_t between = other.token();
+  other.unlock();
+  ASSERT_TRUE(waiting.get());
+  EXPECT_GT(seated.token(), between);
+  EXPECT_GT(between, first);
+  const LockStatus after = backend->status("/turns");
+  ASSERT_EQ(after.holders.size(), 1u);
+  EXPECT_EQ(after.holders[0].label, "seated");
+  EXPECT_TRUE(after.waiters.empty());
+}
+
+TEST_F(MysqlTest, ASeatThatTimesOutKeepsItsConnection) {
+  // A try on the seat's connection that finds the lock taken leaves it holding nothing but its
+  // row: the seat keeps it, and the next try uses it again.
+  auto backend = open();
+  Mutex handle(backend, "/tries");
+  handle.lock();
+  const std::string seat = backend->status("/tries").holders.at(0).node;
+  handle.unlock();
+  Mutex other(open(), "/tries");
+  ASSERT_TRUE(other.try_lock());
+  EXPECT_FALSE(handle.try_lock());
+  EXPECT_FALSE(handle.try_lock_for(50ms));
+  other.unlock();
+  ASSERT_TRUE(handle.try_lock_for(5s));
+  EXPECT_EQ(backend->status("/tries").holders.at(0).node, seat);
+  EXPECT_EQ(rows("/tries"), 2);  // each handle's, one kept by the other's seat
+}
+
+TEST_F(MysqlTest, AcquisitionsAroundTheEndOfASeatsSecondEachGetTheLockWithOneRow) {
+  // The release and the next acquisition straddle the moment the seat lets its connection go
+  // (its row deleted, the connection pooled): whichever wins, the handle gets the lock, with a
+  // larger token and one row.
+  auto backend = open();
+  Mutex handle(backend, "/boundary");
+  handle.lock();
+  for (const int offset_ms : {-20, -10, -5, 0, 5, 10, 20}) {
+    SCOPED_TRACE(offset_ms);
+    const std::uint64_t token = handle.token();
+    handle.unlock();
+    std::this_thread::sleep_for(mysql_backend::Seat::kLinger +
+                                std::chrono::milliseconds(offset_ms));
+    ASSERT_TRUE(handle.try_lock_for(5s));
+    EXPECT_GT(handle.token(), token);
+    EXPECT_EQ(backend->status("/boundary").holders.size(), 1u);
+    EXPECT_TRUE(eventually([&] { return rows("/boundary") == 1; }));
+  }
+}
+
+TEST_F(MysqlTest, AKeptConnectionThatBrokeIsReplaced) {
+  // The server ends a seat's idle connection: the next acquisition gets the lock on another
+  // connection, whether the client noticed the end or not.
+  auto backend = open();
+  Mutex handle(backend, "/broken-seat");
+  handle.lock();
+  const std::string seat = backend->status("/broken-seat").holders.at(0).node;
+  handle.unlock();
+  ASSERT_TRUE(eventually([&] { return is_free("/broken-seat"); }));
+  server().sql("KILL " + seat);
+  EXPECT_TRUE(handle.try_lock_for(5s));
+  EXPECT_NE(backend->status("/broken-seat").holders.at(0).node, seat);
+  EXPECT_EQ(backend->status("/broken-seat").holders.size(), 1u);
+}
+
+TEST_F(MysqlTest, ALockTakesTheConnectionASeatKeepsRatherThanOpenOne) {
+  auto backend = open();
+  Mutex first(backend, "/first");
+  Mutex second(backend, "/second");
+  first.lock();
+  const std::string seat = backend->status("/first").holders.at(0).node;
+  first.unlock();
+  ASSERT_TRUE(eventually([&] { return is_free("/first"); }));
+  EXPECT_EQ(rows("/first"), 1);
+  second.lock();
+  EXPECT_EQ(backend->status("/second").holders.at(0).node, seat);
+  EXPECT_EQ(rows("/first"), 0);
+}
+
+TEST_F(MysqlTest, AtMostEightSeatsKeepAConnection) {
+  // Handles that took their locks in turn must not keep a connection each (MariaDB allows 151
+  // by default): beyond Seats::kMostKept, a release lets its connection go at once, its row
+  // deleted.
+  constexpr int kHandles = 10;
+  auto backend = open();
+  std::vector<std::unique_ptr<Mutex>> handles;
+  for (int i = 0; i < kHandles; ++i) {
+    handles.push_back(std::make_unique<Mutex>(backend, "/seats/" + std::to_string(i)));
+    handles.back()->lock();
+  }
+  for (auto& handle : handles) handle->unlock();
+  EXPECT_TRUE(eventually([&] {
+    return std::stoi(ask("SELECT COUNT(*) FROM dlock_contenders")) == 8 && is_free("/seats/0");
+  }));
+  EXPECT_TRUE(
+      eventually([&] { return std::stoi(ask("SELECT COUNT(*) FROM dlock_contenders")) == 0; }));
+}
+
+TEST_F(MysqlTest, TokensStartAboveTheRowIdsAnEarlierDlockGaveAsTokens) {
+  // Before dlock_tokens, a holder's token was its row's AUTO_INCREMENT id.
+  open();
+  ask("DROP SEQUENCE dlock_tokens; ALTER TABLE dlock_contenders AUTO_INCREMENT = 5000");
+  Mutex mutex(open(), "/upgraded");
+  mutex.lock();
+  EXPECT_GE(mutex.token(), 5000u);
 }
 
 TEST_F(MysqlTest, TlsIsUsedWhenTheModeAsksForIt) {
