@@ -11,18 +11,24 @@
 //       SELECT GET_LOCK(IF(CHAR_LENGTH(@p) <= 64, @p, CONCAT(LEFT(@p, 23), '~', SHA1(@p))), 10);
 //     MySQL 8 compares names without case, MariaDB with it: on MySQL 8 "/A" and "/a" are one
 //     lock (needless exclusion, never two holders).
-//   - Each held lock has a connection of its own, which holds exactly one GET_LOCK (named locks
-//     are counted per connection, so a connection never takes one twice); released, it is
-//     kept for the next attempt. A Mutex's waiter
-//     waits in the server (GET_LOCK with the time left as its timeout); a stop request kills
-//     that query (KILL QUERY on the backend's control connection). A Semaphore of N is N names,
-//     path + "#1" ... path + "#N", mapped as above; its waiters poll them.
+//   - Each held lock has a connection of its own, which holds one GET_LOCK name, once (named
+//     locks are counted per connection, so a connection never takes one twice). A Mutex's
+//     waiter waits in the server (GET_LOCK with the time left as its timeout); a stop request
+//     kills that query (KILL QUERY on the backend's control connection). A Semaphore of N is N
+//     names, path + "#1" ... path + "#N", mapped as above; its waiters poll them.
+//   - On MariaDB, a Mutex handle keeps its connection and its registry row for a second after
+//     its release (at most 8 handles of a backend do), so that its next acquisition is one
+//     statement with no write; meanwhile its row keeps the path's kind taken (a Semaphore on
+//     the path gets lock_mismatch). Other released connections are kept idle for the next
+//     attempt (at most 8).
 //   - SharedMutex's read side is refused (not_supported): named locks are exclusive only. Its
 //     write side is then an exclusive lock of the path's name, as a Mutex's (so the dlock
 //     command's exclusive runs work; --shared does not).
-//   - Fencing tokens are the AUTO_INCREMENT id of the holder's row in dlock_contenders, inserted
-//     by the statement that takes the lock: every later holder of any lock of the database gets
-//     a greater one.
+//   - Fencing tokens: on MariaDB, NEXTVAL of the sequence dlock_tokens, drawn in the statement
+//     that takes the lock (it starts above the row ids that dlocks before it gave); on MySQL,
+//     which has no sequences, the AUTO_INCREMENT id of the holder's row in dlock_contenders.
+//     Every later holder of any lock of the database gets a greater one, as long as every
+//     dlock using the database is of this version or later. status() shows no token.
 //   - lost() fires when the connection that holds the lock breaks, or when a ping on it gets no
 //     answer within `heartbeat`. The server frees a killed connection's locks at once, so
 //     loss_notice() is zero.

@@ -199,14 +199,14 @@ std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path
         impl_->executor,
         "shared (reader) locks on MySQL: named locks (GET_LOCK) are exclusive only");
   }
-  return mysql_backend::make_my_contender(
-      mysql_backend::Site{.core = impl_,
-                          .path = std::string(path),
-                          .spec = spec,
-                          .data = detail::encode_holder_data(options.label),
-                          .seat = spec.role == ContenderSpec::Role::semaphore
-                                      ? nullptr
-                                      : std::make_shared<mysql_backend::Seat>(impl_)});
+  return mysql_backend::make_my_contender(mysql_backend::Site{
+      .core = impl_,
+      .path = std::string(path),
+      .spec = spec,
+      .data = detail::encode_holder_data(options.label),
+      .seat = spec.role == ContenderSpec::Role::semaphore || !impl_->tokens_from_sequence
+                  ? nullptr
+                  : std::make_shared<mysql_backend::Seat>(impl_)});
 }
 
 std::optional<std::chrono::milliseconds> Backend::loss_notice() const noexcept {

@@ -20,6 +20,7 @@ namespace {
 
 constexpr Clock::duration kFirstPoll = std::chrono::milliseconds(2);
 constexpr Clock::duration kLongestPoll = std::chrono::milliseconds(100);
+constexpr const char* kNoRowOfThree = "the server's answer to a take has no row of three values";
 
 }  // namespace
 
@@ -88,7 +89,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   }
 
   // A Mutex and a Semaphore, or Semaphores of other permits, never share a path: `theirs` is
-  // the permits of a live contender of the path of another kind (0 for a Mutex).
+  // the permits of a standing contender of the path of another kind (0 for a Mutex).
   void refuse(const std::string& theirs) {
     if (theirs != "0" && semaphore()) {
       return finish(Outcome::failure(make_error_code(errc::lock_mismatch),
@@ -107,11 +108,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (cancelled_) return finish(Outcome::failure(make_error_code(errc::cancelled)));
     if (reply.error) return finish(Outcome::failure(reply.error, reply.message));
     // One row: the holder row's id (0: not taken), the token, the permits of another kind.
-    const auto row = reply.rows.empty() ? std::vector<std::optional<std::string>>{} : reply.rows[0];
-    if (row.size() != 3) {
-      return finish(Outcome::failure(make_error_code(errc::backend_failure),
-                                     "the server's answer to a take has no row of three values"));
+    if (reply.rows.size() != 1 || reply.rows[0].size() != 3) {
+      return finish(Outcome::failure(make_error_code(errc::backend_failure), kNoRowOfThree));
     }
+    const auto& row = reply.rows[0];
     if (row[2]) return refuse(*row[2]);
     if (row[0] && *row[0] != "0") {
       // Without a token, finish() closes the connection, which frees the lock.
@@ -155,10 +155,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     site_->seat->take(
         [self = shared_from_this()](std::shared_ptr<MyConnection> kept, std::uint64_t row) {
           if (self->finished_) {
-            if (kept) {
-              self->site_->seat->expect();  // unused: it holds nothing but its row
-              self->site_->seat->keep(std::move(kept), row);
-            }
+            if (kept) self->site_->seat->keep_unused(std::move(kept), row);
             return;
           }
           if (!kept) return self->open();
@@ -191,14 +188,17 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       }
       return finish(Outcome::failure(reply.error, reply.message));
     }
-    // One row: the token is its second value, NULL if the lock was not taken.
-    if (!reply.rows.empty() && reply.rows[0].size() == 3 && reply.rows[0][1]) {
+    // One row: the token is its second value, NULL if the lock was not taken. Any other answer
+    // ends the attempt, and finish() closes the connection, which frees what it may hold.
+    if (reply.rows.size() != 1 || reply.rows[0].size() != 3) {
+      return finish(Outcome::failure(make_error_code(errc::backend_failure), kNoRowOfThree));
+    }
+    if (reply.rows[0][1]) {
       return held(std::exchange(seat_row_, 0), 0, std::stoull(*reply.rows[0][1]));
     }
     if (Clock::now() < deadline_) return take_seated(detail::time_left(deadline_));
     // Not taken by the deadline: the connection holds nothing but its row, and stays seated.
-    site_->seat->expect();
-    site_->seat->keep(std::exchange(connection_, nullptr), std::exchange(seat_row_, 0));
+    site_->seat->keep_unused(std::exchange(connection_, nullptr), std::exchange(seat_row_, 0));
     finish(Outcome::failure(make_error_code(errc::timed_out)));
   }
 

@@ -9,9 +9,10 @@
 //     the kill leaves nothing held.
 //   - a Semaphore polls its N names with a backoff of 2 to 100 ms: a waiter queued on one name
 //     would not get another name freed first.
-// A Mutex's release leaves its connection, with the holder's row, to the handle's seat
-// (sql/seat.h): its next attempt within the second is one statement there, the lock (waited
-// for in the server if need be) and its token, with no kind check and no row written.
+// On MariaDB, a Mutex's release leaves its connection, with the holder's row, to the handle's
+// seat (sql/seat.h): its next attempt within the second is one statement there, the lock
+// (waited for in the server if need be) and its token, with no kind check and no row written
+// (the kept row stands for both).
 #ifndef DLOCK_SRC_BACKENDS_MYSQL_MY_CONTENDER_H_
 #define DLOCK_SRC_BACKENDS_MYSQL_MY_CONTENDER_H_
 

@@ -1,9 +1,10 @@
 // A lock held by a connection of its own. A Mutex's release frees the lock alone and leaves the
-// connection, with the holder's row, to the handle's seat (sql/seat.h); any other release frees
-// every named lock of the connection (RELEASE_ALL_LOCKS(): it holds this one lock, whatever its
-// count) and deletes its rows, after which the connection is given back to the core for another
-// attempt. A connection that fails either is closed, which frees the lock as well. lost() fires
-// when that connection breaks or misses its heartbeat.
+// connection, with the holder's row and its marker, to the handle's seat (sql/seat.h) if the
+// seat has room; any other release frees every named lock of the connection
+// (RELEASE_ALL_LOCKS(): the lock, whatever its count, and the markers of its rows) and deletes
+// its rows, after which the connection is given back to the core for another attempt. A
+// connection that fails either is closed, which frees the lock as well. lost() fires when that
+// connection breaks or misses its heartbeat.
 #ifndef DLOCK_SRC_BACKENDS_MYSQL_MY_HOLDING_H_
 #define DLOCK_SRC_BACKENDS_MYSQL_MY_HOLDING_H_
 

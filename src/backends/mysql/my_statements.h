@@ -35,9 +35,9 @@ std::vector<std::string> slot_paths(const std::string& path, bool semaphore, std
 // The fencing tokens: on MariaDB (10.3 and later) the sequence dlock_tokens, whose NEXTVAL
 // costs no write (values are handed out from a cache shared by every connection, and a restart
 // skips the cached ones); on servers without sequences (MySQL) the holder row's AUTO_INCREMENT
-// id. kTokenSequence: one row, whether the server has sequences (1 on MariaDB) and whether
-// dlock_tokens exists (1). kFirstToken: one row, the first token a new sequence gives, above
-// the row ids that earlier dlocks gave as tokens.
+// id. kTokenSequence: one row, whether the server has sequences (1 on MariaDB: 10.3 and later,
+// and this backend needs 10.5) and whether dlock_tokens exists (1). kFirstToken: one row, the first
+// token a new sequence gives, above the row ids that earlier dlocks gave as tokens.
 extern const char* const kTokenSequence;
 extern const char* const kFirstToken;
 std::string create_token_sequence(std::uint64_t first);
@@ -57,7 +57,8 @@ std::string take(const std::vector<std::string>& names, const std::string& quote
 // whose second value is the token (NULL if not taken). While it waits, the connection holds a
 // named lock that shows the seat's row as a waiter's.
 std::string seat_take(const std::string& name, Clock::duration wait);
-// Records a waiter for status(); its row's id orders the waiters.
+// Records a waiter for status(); its row's id orders the waiters (a seat's row, waiting, keeps
+// the id of its first acquisition: status() may list it before waiters that came earlier).
 std::string add_waiter(const std::string& name, const std::string& quoted_path,
                        std::uint32_t permits, const std::string& quoted_data);
 std::string remove_row(std::uint64_t id);

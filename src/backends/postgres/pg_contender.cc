@@ -204,7 +204,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     site_->seat->take(
         [self = shared_from_this()](std::shared_ptr<PgConnection> kept, std::uint64_t entry) {
           if (self->finished_) {
-            if (kept) self->site_->seat->keep(std::move(kept), entry);  // unused: it holds nothing
+            if (kept) self->site_->seat->keep_unused(std::move(kept), entry);
             return;
           }
           if (!kept) return self->wait_alone();

@@ -29,19 +29,34 @@ void PgHolding::do_release() noexcept {
                              {std::to_string(hold.key), std::to_string(hold.entry)}, [](Reply) {});
       return hold.core->unclaim(hold.key, hold.shared, *hold.generation);
     }
+    const auto& connection = hold.connection;
     // A connection of its own goes back to its seat with its row once it holds nothing
-    // (pg_advisory_unlock said true), else it is closed, which frees whatever it held.
-    hold.seat->expect();
-    hold.connection->query(
-        hold.shared ? sql.unlock_shared_keeping_row : sql.unlock_keeping_row,
-        {std::to_string(hold.key)},
-        [seat = hold.seat, connection = hold.connection, entry = hold.entry](Reply reply) {
-          if (reply.error || reply.rows.empty() || reply.rows[0][0] != "t") {
-            connection->close(make_error_code(errc::session_closed), "released");
-            return seat->lose();
-          }
-          seat->keep(connection, entry);
-        });
+    // (pg_advisory_unlock said true), or, if the seat has no room, to the pool without its row;
+    // else it is closed, which frees whatever it held.
+    const auto unlocked = [](const Reply& reply) {
+      return !reply.error && !reply.rows.empty() && reply.rows[0][0] == "t";
+    };
+    if (!hold.seat->expect()) {
+      hold.core->expect_back();
+      connection->query(hold.shared ? sql.unlock_shared : sql.unlock,
+                        {std::to_string(hold.key), std::to_string(hold.entry)},
+                        [core = hold.core, connection, unlocked](Reply reply) {
+                          if (!unlocked(reply)) {
+                            connection->close(make_error_code(errc::session_closed), "released");
+                          }
+                          core->give_back(connection);
+                        });
+      return;
+    }
+    connection->query(hold.shared ? sql.unlock_shared_keeping_row : sql.unlock_keeping_row,
+                      {std::to_string(hold.key)},
+                      [seat = hold.seat, connection, entry = hold.entry, unlocked](Reply reply) {
+                        if (!unlocked(reply)) {
+                          connection->close(make_error_code(errc::session_closed), "released");
+                          return seat->lose();
+                        }
+                        seat->keep(connection, entry);
+                      });
   });
 }
 

@@ -17,8 +17,9 @@
 //   std::shared_ptr<detail::Executor> executor;
 //   Seats<Host, Connection> seats;
 //   void give_back(std::shared_ptr<Connection>);  // to the pool (connection_pool.h)
-//   // Deletes `entry`'s row and frees what the connection holds, then passes the connection
-//   // on (closed, and null, if that failed: a row left behind would keep the kind taken).
+//   // Forgets `entry`'s row (and whatever else the connection holds for it), then passes the
+//   // connection on (closed, and null, if that failed: a row left behind would keep the kind
+//   // taken).
 //   void forget_row(std::shared_ptr<Connection>, std::uint64_t entry,
 //                   std::function<void(std::shared_ptr<Connection>)> then);
 // `Connection` has broken().
@@ -108,7 +109,8 @@ class Seat : public std::enable_shared_from_this<Seat<Host, Connection>> {
   bool occupied() const noexcept { return kept_ != nullptr || returning_; }
 
   // Hands the kept connection over (the seat is empty afterwards), once a release under way
-  // has ended; null if none is kept, the release lost it, or it broke while kept.
+  // has ended; null if none is kept, the release lost it, it broke while kept, or the seat
+  // had no room for it.
   void take(Use use) {
     if (kept_) {
       std::shared_ptr<Connection> connection = stop_keeping();
@@ -123,7 +125,7 @@ class Seat : public std::enable_shared_from_this<Seat<Host, Connection>> {
   // from it comes back unused). True if the seat found room among the backend's kMostKept and
   // counts there from now on: keep() or lose() follows. False if not: the seat stays empty, and
   // a connection given to keep() goes on to the pool, its row forgotten.
-  bool expect() {
+  [[nodiscard]] bool expect() {
     if (!registered_) registered_ = host_->seats.start_keeping(this->weak_from_this());
     returning_ = registered_;
     return registered_;
@@ -156,6 +158,12 @@ class Seat : public std::enable_shared_from_this<Seat<Host, Connection>> {
         Clock::now() + kLinger, [weak = this->weak_from_this(), generation = ++keepings_] {
           if (auto self = weak.lock(); self && generation == self->keepings_) self->linger_ended();
         });
+  }
+  // A connection take() handed over comes back holding nothing but `entry`'s row (its attempt
+  // ended, or did not take the lock): kept as keep() keeps it, if there is room.
+  void keep_unused(std::shared_ptr<Connection> connection, std::uint64_t entry) {
+    static_cast<void>(expect());  // without room, keep() lets it go to the pool
+    keep(std::move(connection), entry);
   }
   // The release failed; its connection is closed.
   void lose() {
