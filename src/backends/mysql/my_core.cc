@@ -70,17 +70,10 @@ void Backend::Impl::give_back(std::shared_ptr<MyConnection> connection) {
   pool_.give_back(std::move(connection));
 }
 
-void Backend::Impl::forget_row(std::shared_ptr<MyConnection> connection, std::uint64_t entry,
-                               std::function<void(std::shared_ptr<MyConnection>)> then) {
+void Backend::Impl::forget_row(const std::shared_ptr<MyConnection>& connection, std::uint64_t entry,
+                               std::function<void(bool)> done) {
   connection->query(mysql_backend::release_holder(entry, 0),
-                    [connection, then = std::move(then)](const Reply& reply) {
-                      if (reply.error) {
-                        connection->close(make_error_code(errc::session_closed),
-                                          "its contender row could not be forgotten");
-                        return then(nullptr);
-                      }
-                      then(connection);
-                    });
+                    [done = std::move(done)](const Reply& reply) { done(!reply.error); });
 }
 
 void Backend::Impl::close() {

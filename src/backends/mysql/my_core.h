@@ -39,8 +39,8 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   // Takes back a connection that holds no lock (ConnectionPool).
   void give_back(std::shared_ptr<mysql_backend::MyConnection> connection);
   // For a seat (sql/seat.h): frees the connection's named locks, deletes the row `entry`.
-  void forget_row(std::shared_ptr<mysql_backend::MyConnection> connection, std::uint64_t entry,
-                  std::function<void(std::shared_ptr<mysql_backend::MyConnection>)> then);
+  void forget_row(const std::shared_ptr<mysql_backend::MyConnection>& connection,
+                  std::uint64_t entry, std::function<void(bool)> done);
 
   // Closes every connection; later uses fail with session_closed.
   void close();

@@ -106,17 +106,10 @@ void Backend::Impl::unclaim(std::int64_t key, bool shared, std::uint64_t generat
   if (found->second.shared == 0 && !found->second.exclusive) tally_.erase(found);
 }
 
-void Backend::Impl::forget_row(std::shared_ptr<PgConnection> connection, std::uint64_t entry,
-                               std::function<void(std::shared_ptr<PgConnection>)> then) {
+void Backend::Impl::forget_row(const std::shared_ptr<PgConnection>& connection, std::uint64_t entry,
+                               std::function<void(bool)> done) {
   connection->query(sql.forget, {std::to_string(entry)},
-                    [connection, then = std::move(then)](Reply reply) {
-                      if (reply.error) {
-                        connection->close(make_error_code(errc::session_closed),
-                                          "its contender row could not be forgotten");
-                        return then(nullptr);
-                      }
-                      then(connection);
-                    });
+                    [done = std::move(done)](Reply reply) { done(!reply.error); });
 }
 
 void Backend::Impl::close() {

@@ -58,8 +58,8 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   void unclaim(std::int64_t key, bool shared, std::uint64_t generation);
 
   // For a seat (sql/seat.h): unlocks nothing, forgets the row `entry`.
-  void forget_row(std::shared_ptr<postgres_backend::PgConnection> connection, std::uint64_t entry,
-                  std::function<void(std::shared_ptr<postgres_backend::PgConnection>)> then);
+  void forget_row(const std::shared_ptr<postgres_backend::PgConnection>& connection,
+                  std::uint64_t entry, std::function<void(bool)> done);
 
   // Closes every connection; later uses fail with session_closed.
   void close();

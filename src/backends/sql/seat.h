@@ -17,12 +17,11 @@
 //   std::shared_ptr<detail::Executor> executor;
 //   Seats<Host, Connection> seats;
 //   void give_back(std::shared_ptr<Connection>);  // to the pool (connection_pool.h)
-//   // Forgets `entry`'s row (and whatever else the connection holds for it), then passes the
-//   // connection on (closed, and null, if that failed: a row left behind would keep the kind
-//   // taken).
-//   void forget_row(std::shared_ptr<Connection>, std::uint64_t entry,
-//                   std::function<void(std::shared_ptr<Connection>)> then);
-// `Connection` has broken().
+//   // Forgets `entry`'s row (and whatever else the connection holds for it), then tells
+//   // whether that worked.
+//   void forget_row(const std::shared_ptr<Connection>&, std::uint64_t entry,
+//                   std::function<void(bool forgotten)> done);
+// `Connection` has broken() and close(std::error_code, const std::string&).
 #ifndef DLOCK_SRC_BACKENDS_SQL_SEAT_H_
 #define DLOCK_SRC_BACKENDS_SQL_SEAT_H_
 
@@ -36,6 +35,7 @@
 #include <vector>
 
 #include <dlock/clock.h>
+#include <dlock/error.h>
 
 #include "core/executor.h"
 
@@ -99,7 +99,7 @@ class Seat : public std::enable_shared_from_this<Seat<Host, Connection>> {
     if (!kept_) return;
     host_->executor->post([host = host_, connection = std::move(kept_), entry = entry_]() mutable {
       host->seats.stop_keeping(nullptr);
-      host->forget_row(std::move(connection), entry, to_pool(host));
+      forget_row(host, std::move(connection), entry, to_pool(host));
     });
   }
   Seat(const Seat&) = delete;
@@ -145,11 +145,11 @@ class Seat : public std::enable_shared_from_this<Seat<Host, Connection>> {
     }
     if (handing_over) {
       if (!kept_) unregister();
-      return host_->forget_row(std::move(connection), entry, std::move(handing_over));
+      return forget_row(host_, std::move(connection), entry, std::move(handing_over));
     }
     // Beyond kMostKept, or a second connection (not from this seat's one release at a time).
     if (!registered_ || kept_) {
-      return host_->forget_row(std::move(connection), entry, to_pool(host_));
+      return forget_row(host_, std::move(connection), entry, to_pool(host_));
     }
     kept_ = std::move(connection);
     entry_ = entry;
@@ -180,7 +180,7 @@ class Seat : public std::enable_shared_from_this<Seat<Host, Connection>> {
     if (kept_) {
       std::shared_ptr<Connection> connection = stop_keeping();
       if (connection->broken()) return false;
-      host_->forget_row(std::move(connection), entry_, std::move(then));
+      forget_row(host_, std::move(connection), entry_, std::move(then));
       return true;
     }
     // A release under way, which no attempt of the handle waits for: promised, as the pool
@@ -198,10 +198,22 @@ class Seat : public std::enable_shared_from_this<Seat<Host, Connection>> {
     };
   }
 
+  // Forgets `entry`'s row, then passes the connection on: to `then`, or closed, and null, if
+  // that failed (a row left behind would keep the kind taken).
+  static void forget_row(const std::shared_ptr<Host>& host, std::shared_ptr<Connection> connection,
+                         std::uint64_t entry, Then then) {
+    host->forget_row(connection, entry, [connection, then = std::move(then)](bool forgotten) {
+      if (forgotten) return then(connection);
+      connection->close(make_error_code(errc::session_closed),
+                        "its contender row could not be forgotten");
+      then(nullptr);
+    });
+  }
+
   void linger_ended() {
     linger_ = 0;
     if (!kept_) return;
-    host_->forget_row(stop_keeping(), entry_, to_pool(host_));
+    forget_row(host_, stop_keeping(), entry_, to_pool(host_));
   }
 
   // Ends the keeping (its timer, its count in the backend) and returns what was kept.
