@@ -70,6 +70,16 @@ class MysqlTest : public ::testing::Test {
   bool is_free(const std::string& name) {
     return std::stoi(server().sql("SELECT IS_FREE_LOCK('" + name + "')")) == 1;
   }
+  // Locks and unlocks `handle`, of `path` on `backend`, once: its seat then keeps the connection
+  // whose id this returns, once the lock is free of it.
+  std::string seat_of(Mutex& handle, const std::shared_ptr<Backend>& backend,
+                      const std::string& path) {
+    handle.lock();
+    const std::string seat = backend->status(path).holders.at(0).node;
+    handle.unlock();
+    EXPECT_TRUE(eventually([&] { return is_free(path); }));
+    return seat;
+  }
   // The dlock_contenders rows of `path`.
   int rows(const std::string& path) {
     return std::stoi(ask("SELECT COUNT(*) FROM dlock_contenders WHERE path = '" + path + "'"));
@@ -560,9 +570,7 @@ TEST_F(MysqlTest, ASeatThatTimesOutKeepsItsConnection) {
   // row: the seat keeps it, and the next try uses it again.
   auto backend = open();
   Mutex handle(backend, "/tries");
-  handle.lock();
-  const std::string seat = backend->status("/tries").holders.at(0).node;
-  handle.unlock();
+  const std::string seat = seat_of(handle, backend, "/tries");
   Mutex other(open(), "/tries");
   ASSERT_TRUE(other.try_lock());
   EXPECT_FALSE(handle.try_lock());
@@ -598,10 +606,7 @@ TEST_F(MysqlTest, AKeptConnectionThatBrokeIsReplaced) {
   // connection, whether the client noticed the end or not.
   auto backend = open();
   Mutex handle(backend, "/broken-seat");
-  handle.lock();
-  const std::string seat = backend->status("/broken-seat").holders.at(0).node;
-  handle.unlock();
-  ASSERT_TRUE(eventually([&] { return is_free("/broken-seat"); }));
+  const std::string seat = seat_of(handle, backend, "/broken-seat");
   server().sql("KILL " + seat);
   EXPECT_TRUE(handle.try_lock_for(5s));
   EXPECT_NE(backend->status("/broken-seat").holders.at(0).node, seat);
@@ -612,10 +617,7 @@ TEST_F(MysqlTest, ALockTakesTheConnectionASeatKeepsRatherThanOpenOne) {
   auto backend = open();
   Mutex first(backend, "/first");
   Mutex second(backend, "/second");
-  first.lock();
-  const std::string seat = backend->status("/first").holders.at(0).node;
-  first.unlock();
-  ASSERT_TRUE(eventually([&] { return is_free("/first"); }));
+  const std::string seat = seat_of(first, backend, "/first");
   EXPECT_EQ(rows("/first"), 1);
   second.lock();
   EXPECT_EQ(backend->status("/second").holders.at(0).node, seat);
