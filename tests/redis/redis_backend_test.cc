@@ -191,7 +191,7 @@ TEST_F(RedisBackendTest, AGrantWhoseReplyWasLostExpiresWithItsTtl) {
   // The lock's keys; not the token counter every lock of the database shares.
   const auto keys_left = [&] {
     int left = 0;
-    for (const std::string& key : keys.all) {
+    for (const std::string& key : keys.all()) {
       if (key != "dlock:fence") left += cli({"EXISTS", key}) == "1" ? 1 : 0;
     }
     return left;
@@ -243,7 +243,7 @@ TEST_F(RedisBackendTest, AnAcquisitionSentAgainAfterALostReplyKeepsItsGrant) {
     SCOPED_TRACE(role);
     std::vector<std::string> eval = {"EVAL", redis_backend::acquire_script().source, "7"};
     const redis_backend::LockKeys keys("/lost-reply-" + role);
-    eval.insert(eval.end(), keys.all.begin(), keys.all.end());
+    eval.insert(eval.end(), keys.all().begin(), keys.all().end());
     eval.insert(eval.end(), {"c0ffee-1-" + role, "600", "1", R"({"pid":1})", "1",
                              role == "s" ? "semaphore:1" : "lock"});
     const std::string first = cli(eval);

@@ -95,13 +95,13 @@ void RedisClient::send(Command command, Done done) {
 
 void RedisClient::run(const Script& script, const LockKeys& keys, std::vector<std::string> args,
                       Done done) {
-  Command by_sha = script_command(script, true, keys.all, args);
+  Command by_sha = script_command(script, true, keys.all(), args);
   send(std::move(by_sha),
        [self = shared_from_this(), &script, keys, args = std::move(args), done = std::move(done)](
            std::error_code ec, const std::string& detail, Reply reply) mutable {
          // The server forgot its scripts (a restart, SCRIPT FLUSH): EVAL loads the script again.
          if (ec && reply.text.starts_with("NOSCRIPT")) {
-           return self->send(script_command(script, false, keys.all, args), std::move(done));
+           return self->send(script_command(script, false, keys.all(), args), std::move(done));
          }
          const std::string text = ec ? "redis " + self->address() + ": " + detail : detail;
          done(ec, text, std::move(reply));

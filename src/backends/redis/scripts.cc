@@ -47,35 +47,50 @@ local function lists_exist()
   return redis.call('EXISTS', queue, waiting, shared) > 0
 end
 
--- Waiters and shared holders whose time ran out: their clients died or were cut off. And
--- strangers at the head of the queue, where they would block everyone behind for good.
+-- Waiters and shared holders whose time ran out: their clients died or were cut off.
 local function prune(now)
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting, '-inf', now)) do leave_queue(id) end
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', shared, '-inf', now)) do
     redis.call('ZREM', shared, id)
     redis.call('HDEL', data, id)
   end
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
-  while head and not expiry_of(head) do
+end
+
+-- The head of the queue and its expiry, after removing strangers from there, where they would
+-- block everyone behind for good. Nil for an empty queue.
+local function queue_head()
+  while true do
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head then return nil end
+    local expires = expiry_of(head)
+    if expires then return head, expires end
     leave_queue(head)
-    head = redis.call('ZRANGE', queue, 0, 0)[1]
   end
 end
 
 -- `key` (if it exists) lives at least three quarters of `ms` more, and at most `ms`. Callers
 -- pass twice the life of the entries the key holds, so it outlives them, and most calls find
--- enough time left and write nothing.
-local function outlive(key, ms)
+-- enough time left and write nothing. `left`: the key's PTTL if the caller read it since its
+-- last write to the key (-2: it did not exist then, and was written since).
+local function outlive(key, ms, left)
   if ms <= 0 then return end
-  local left = redis.call('PTTL', key)
-  if left ~= -2 and left < ms - ms / 4 then redis.call('PEXPIRE', key, ms) end
+  if not left then
+    left = redis.call('PTTL', key)
+    if left == -2 then return end
+  end
+  if left < ms - ms / 4 then redis.call('PEXPIRE', key, ms) end
 end
 
 -- The bookkeeping outlives the last contender by at most `ms`: an abandoned lock leaves nothing.
--- `listed`: lists_exist(), or true if unknown.
-local function keep(ms, listed)
-  local keys = listed and {queue, waiting, shared, data, kind} or {data, kind}
-  for _, key in ipairs(keys) do outlive(key, ms) end
+-- `listed`: lists_exist(), or true if unknown; `granted`: a grant() kept the records already.
+local function keep(ms, listed, granted)
+  if listed then
+    outlive(queue, ms)
+    outlive(waiting, ms)
+    outlive(shared, ms)
+  end
+  if not granted then outlive(data, ms) end
+  outlive(kind, ms)
 end
 
 -- The next fencing token: one more than the last, and never less than the server's time in
@@ -114,23 +129,28 @@ local function grant(id, now, expires, record, queued)
     redis.call('ZREM', waiting, id)
   end
   local token, token_text = next_token(now)
+  local fields = string.sub(string.gsub(record, '"since":%d+',
+                                        '"since":' .. string.format('%.0f', now), 1), 2)
+  if string.match(fields, '^%s*}') then fields = '}' else fields = ',' .. fields end
+  local entry = '{"token":' .. token_text .. fields
+  -- -2: no records at all, so none of a holder before us either.
+  local records_left = redis.call('PTTL', data)
   if exclusive(role_of(id)) then
     -- The record of the holder before us outlives its key if that holder died (a release
     -- deletes both).
-    local previous = redis.call('HGET', data, '!exclusive')
-    if previous then redis.call('HDEL', data, previous) end
+    if records_left ~= -2 then
+      local previous = redis.call('HGET', data, '!exclusive')
+      if previous then redis.call('HDEL', data, previous) end
+    end
     redis.call('SET', lock, id, 'PX', expires - now)
-    redis.call('HSET', data, '!exclusive', id)
+    redis.call('HSET', data, '!exclusive', id, id, entry)
   else
     redis.call('ZADD', shared, expires, id)
     -- A release's grant may create the key, or hold past what the waiter's last call kept.
     outlive(shared, 2 * (expires - now))
+    redis.call('HSET', data, id, entry)
   end
-  local fields = string.sub(string.gsub(record, '"since":%d+',
-                                        '"since":' .. string.format('%.0f', now), 1), 2)
-  if string.match(fields, '^%s*}') then fields = '}' else fields = ',' .. fields end
-  redis.call('HSET', data, id, '{"token":' .. token_text .. fields)
-  outlive(data, 2 * (expires - now))
+  outlive(data, 2 * (expires - now), records_left)
   return token, token_text
 end
 
@@ -138,12 +158,13 @@ end
 -- message ("<id> <token>"): after a mutex's release that is the head alone; readers go together
 -- up to the first writer; a semaphore fills its permits. A waiter's lease runs until its queue
 -- entry would have expired, which its client counts from the request that last refreshed the
--- entry: the grant needs no round trip of the waiter's own.
-local function wake(now)
+-- entry: the grant needs no round trip of the waiter's own. `freed`: the caller has just
+-- deleted the lock key.
+local function wake(now, freed)
   prune(now)
-  if redis.call('EXISTS', lock) == 1 then return end
+  if not freed and redis.call('EXISTS', lock) == 1 then return end
   local held = redis.call('ZCARD', shared)
-  local permits = tonumber(string.match(redis.call('GET', kind) or '', '^semaphore:(%d+)$') or 0)
+  local permits  -- read when a semaphore's waiter comes up
   local granted = 0
   for _, id in ipairs(redis.call('ZRANGE', queue, 0, 99)) do
     local expires = expiry_of(id)
@@ -152,6 +173,8 @@ local function wake(now)
     else
       local role = role_of(id)
       if role == 's' then
+        permits = permits or tonumber(string.match(redis.call('GET', kind) or '',
+                                                   '^semaphore:(%d+)$') or 0)
         if held + granted >= permits then return end
       elseif exclusive(role) and (granted > 0 or held > 0) then
         return
@@ -175,7 +198,11 @@ local id, ttl, permits, record, wait, want =
   ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1', ARGV[6]
 local now = now_ms()
 local listed = lists_exist()
-if listed then prune(now) end
+local head, head_expires
+if listed then
+  prune(now)
+  head, head_expires = queue_head()
+end
 local role = role_of(id)
 local current = redis.call('GET', kind)
 if current and current ~= want then
@@ -202,35 +229,38 @@ local rank = listed and redis.call('ZRANK', queue, id)
 local ahead = rank or (listed and redis.call('ZCARD', queue) or 0)
 if may_take(role, ahead, permits, lock_value, listed) then
   local token = grant(id, now, now + ttl, record, rank ~= false)
-  keep(2 * ttl, listed)
+  keep(2 * ttl, listed, true)
   return {1, token}
 end
 if not wait then
   keep(2 * ttl, listed)
   return {0, -1}
 end
-if not rank then
+local place
+if rank then
+  place = tonumber(redis.call('ZSCORE', queue, id))
+else
   -- Our place, drawn like a token: below the token of any grant a release hands this entry,
   -- and above that of any grant to an entry of ours that expired before (even across a
-  -- restart that lost the counter).
-  local _, place = next_token(now)
-  redis.call('ZADD', queue, place, id)
+  -- restart that lost the counter). Last in the queue, so the head read above stays the head.
+  local place_text
+  place, place_text = next_token(now)
+  redis.call('ZADD', queue, place_text, id)
   redis.call('HSET', data, id, record)
 end
-local place = tonumber(redis.call('ZSCORE', queue, id))
 redis.call('ZADD', waiting, now + ttl, id)
 keep(2 * ttl, true)
 -- When what blocks us could vanish without a release (a holder or a waiter ahead that died),
 -- or a short poll when another program's lock (which wakes nobody) holds the key.
-local holder = redis.call('GET', lock)
+local holder = lock_value
+if holder == nil then holder = redis.call('GET', lock) end
 if holder and redis.call('HEXISTS', data, holder) == 0 then return {0, 50, place} end
 local retry = -1
 local function sooner(ms) if ms > 0 and (retry < 0 or ms < retry) then retry = ms end end
 sooner(redis.call('PTTL', lock))
 local first = redis.call('ZRANGE', shared, 0, 0, 'WITHSCORES')
 if first[2] then sooner(tonumber(first[2]) - now) end
-local head = redis.call('ZRANGE', queue, 0, 0)[1]
-if head and head ~= id then sooner(tonumber(redis.call('ZSCORE', waiting, head)) - now) end
+if head and head ~= id then sooner(head_expires - now) end
 if retry > 0 then retry = retry + 1 end
 return {0, retry, place}
 )lua";
@@ -253,7 +283,8 @@ return 1
 constexpr std::string_view kRelease = R"lua(
 local id = ARGV[1]
 local released, fields = 0, {id}
-if exclusive(role_of(id)) then
+local exclusive_role = exclusive(role_of(id))
+if exclusive_role then
   if redis.call('GET', lock) == id then
     released = redis.call('DEL', lock)
     table.insert(fields, '!exclusive')  -- our grant pointed it at us
@@ -266,7 +297,7 @@ redis.call('HDEL', data, unpack(fields))
 if lists_exist() then
   redis.call('ZREM', queue, id)
   redis.call('ZREM', waiting, id)
-  wake(now_ms())
+  wake(now_ms(), exclusive_role and released == 1)
 end
 return released
 )lua";
@@ -318,13 +349,9 @@ void check_unreserved(std::string_view path) {
 LockKeys::LockKeys(std::string_view path) {
   check_unreserved(path);
   const std::string base(path);
-  all = {base,
-         base + ":dlock:queue",
-         base + ":dlock:waiting",
-         base + ":dlock:shared",
-         base + ":dlock:data",
-         base + std::string(kKindSuffix),
-         "dlock:fence"};
+  names_ = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{
+      base, base + ":dlock:queue", base + ":dlock:waiting", base + ":dlock:shared",
+      base + ":dlock:data", base + std::string(kKindSuffix), "dlock:fence"});
 }
 
 const Script& acquire_script() {

@@ -4,6 +4,7 @@
 #ifndef DLOCK_SRC_BACKENDS_REDIS_SCRIPTS_H_
 #define DLOCK_SRC_BACKENDS_REDIS_SCRIPTS_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,10 +18,16 @@ struct Script {
   std::string sha1;  // hex, for EVALSHA
 };
 
-// The keys of one lock path, in the order every script takes them.
-struct LockKeys {
+// The keys of one lock path, in the order every script takes them. Copies share the names: a
+// holding, its renewals and its release each keep the keys.
+class LockKeys {
+ public:
   explicit LockKeys(std::string_view path);
-  std::vector<std::string> all;  // the lock key itself (the path), then dlock's bookkeeping
+  // The lock key itself (the path), then dlock's bookkeeping.
+  const std::vector<std::string>& all() const noexcept { return *names_; }
+
+ private:
+  std::shared_ptr<const std::vector<std::string>> names_;
 };
 
 // KEYS: LockKeys. ARGV: id, ttl ms, permits, holder record, "1" to queue or "0" to try once,
