@@ -23,6 +23,9 @@ struct Script {
 class LockKeys {
  public:
   explicit LockKeys(std::string_view path);
+  // Copies only: a moved-from LockKeys would have no names.
+  LockKeys(const LockKeys&) = default;
+  LockKeys& operator=(const LockKeys&) = default;
   // The lock key itself (the path), then dlock's bookkeeping.
   const std::vector<std::string>& all() const noexcept { return *names_; }
 
