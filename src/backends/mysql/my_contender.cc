@@ -112,8 +112,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       return finish(Outcome::failure(make_error_code(errc::backend_failure), kNoRowOfThree));
     }
     const auto& row = reply.rows[0];
-    if (row[2]) return refuse(*row[2]);
-    if (row[0] && *row[0] != "0") {
+    const bool took = row[0] && *row[0] != "0";
+    if (row[2]) {
+      // Taken, and our row written, before the kind was looked at: finish() deletes the row
+      // and closes the connection, which frees the lock.
+      if (took) refused_row_ = std::stoull(*row[0]);
+      return refuse(*row[2]);
+    }
+    if (took) {
       // Without a token, finish() closes the connection, which frees the lock.
       if (!row[1]) {
         return finish(Outcome::failure(make_error_code(errc::backend_failure),
@@ -133,6 +139,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         if (self->finished_) return;
         if (added.error) return self->finish(Outcome::failure(added.error, added.message));
         self->waiter_row_ = added.insert_id;
+        if (added.rows.size() != 1 || added.rows[0].size() != 1) {
+          return self->finish(Outcome::failure(make_error_code(errc::backend_failure),
+                                               "the server's answer to a waiter's record has "
+                                               "no row of one value"));
+        }
+        if (added.rows[0][0]) return self->refuse(*added.rows[0][0]);
         self->wait();
       });
     }
@@ -237,7 +249,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (give_up_timer_ != 0) site_->core->executor->cancel(give_up_timer_);
     if (!outcome.holding && connection_) {
       auto connection = connection_;
-      const std::uint64_t own_row = waiter_row_ != 0 ? waiter_row_ : seat_row_;
+      const std::uint64_t own_row =
+          waiter_row_ != 0 ? waiter_row_ : (seat_row_ != 0 ? seat_row_ : refused_row_);
       if (own_row == 0 || silent_ || connection->broken()) {
         connection->close(make_error_code(errc::cancelled), "the attempt ended");
       } else {
@@ -259,9 +272,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::shared_ptr<MyConnection> connection_;
   std::vector<std::string> names_;  // the lock names it tries (lock_name())
   std::uint64_t waiter_row_ = 0;
-  std::uint64_t seat_row_ = 0;  // the row the seat kept with connection_, until held
-  bool waiting_ = false;        // a GET_LOCK that may wait is in flight
-  bool reopened_ = false;       // a kept connection broke, and the attempt began again
+  std::uint64_t seat_row_ = 0;     // the row the seat kept with connection_, until held
+  std::uint64_t refused_row_ = 0;  // the row of a take the kind check then refused
+  bool waiting_ = false;           // a GET_LOCK that may wait is in flight
+  bool reopened_ = false;          // a kept connection broke, and the attempt began again
   bool cancelled_ = false;
   bool silent_ = false;  // the give-up timer ended the attempt: the server does not answer
   bool finished_ = false;

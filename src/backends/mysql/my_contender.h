@@ -1,8 +1,9 @@
 // One contender of the MySQL backend. Each attempt takes a connection of its own (an idle one
 // the core kept, or a new one), which holds the lock once taken, so that no connection ever
-// counts one name twice. The attempt checks that no contender of another kind uses the path,
-// then tries without waiting (GET_LOCK with timeout 0). If the lock is busy and the deadline
-// allows, it records a waiter row (for status()) and then:
+// counts one name twice. The attempt tries without waiting (GET_LOCK with timeout 0). Its
+// first row, the holder's or, if the lock is busy and the deadline allows, a waiter's (for
+// status()), marks the path's kind; once it stands, the attempt checks that no contender of
+// another kind uses the path, and gives up what it took if one does. A waiter then:
 //   - a Mutex waits in the server: GET_LOCK with the time left as its timeout, so it is granted
 //     the moment the holder lets go and cannot miss its turn. A stop request kills the query
 //     (KILL QUERY on the control connection) and closes the connection, so that a grant racing

@@ -98,7 +98,12 @@ std::vector<std::string> slot_paths(const std::string& path, bool semaphore,
 
 namespace {
 
-// The permits of one standing contender of the path of another kind, if any.
+// The permits of one standing contender of the path of another kind, if any. Looked at once our
+// own row stands, never before: of two contenders of different kinds, the one whose row came
+// second then sees the first's (both may see each other, and both give up), whereas two looks
+// before the writes could both see nothing. A plain SELECT, a consistent read: read inside an
+// INSERT, or by a SET's subquery, dlock_contenders' rows are read with shared next-key locks
+// (REPEATABLE READ), and concurrent takes and releases deadlock on them (MySQL error 1213).
 std::string other_kind(const std::string& quoted_path, std::uint32_t permits) {
   return "SELECT c.permits FROM dlock_contenders c WHERE c.path = " + quoted_path +
          " AND c.permits <> " + std::to_string(permits) + " AND " + stands("c") + " LIMIT 1";
@@ -117,18 +122,12 @@ std::string take(const std::vector<std::string>& names, const std::string& quote
                  bool check_kind, bool tokens_from_sequence) {
   // The derived table has a LIMIT, so the server materialises it: each GET_LOCK runs once, and
   // CASE stops at the first name taken.
-  // The kind is read by a plain SELECT ... INTO, a consistent read. Read inside the INSERT, or
-  // by a SET's subquery, dlock_contenders' rows are read with shared next-key locks (REPEATABLE
-  // READ), and concurrent takes and releases deadlock on them (MySQL error 1213).
-  std::string choice = check_kind ? "CASE WHEN @dlock_other_kind IS NOT NULL THEN NULL" : "CASE";
+  std::string choice = "CASE";
   for (const std::string& name : names) {
     choice += " WHEN GET_LOCK(" + name + ", " + seconds(wait) + ") = 1 THEN " + name;
   }
   choice += " END";
   std::string sql =
-      check_kind ? "SELECT (" + other_kind(quoted_path, permits) + ") INTO @dlock_other_kind; "
-                 : "";
-  sql +=
       "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data, marker) SELECT t.n, " +
       quoted_path + ", CONNECTION_ID(), 1, " + std::to_string(permits) + ", " + quoted_data +
       ", t.m FROM (SELECT " + choice + " AS n, " + kMarkerColumn +
@@ -136,11 +135,17 @@ std::string take(const std::vector<std::string>& names, const std::string& quote
   // ROW_COUNT() and LAST_INSERT_ID() are the INSERT's, read before a statement that opens the
   // sequence: the first one to open it after a restart of the server resets both.
   sql += "SET @dlock_row = IF(ROW_COUNT() > 0, LAST_INSERT_ID(), 0); ";
-  const std::string token = tokens_from_sequence
-                                ? "CASE WHEN @dlock_row <> 0 THEN NEXTVAL(dlock_tokens) END"
-                                : "NULLIF(@dlock_row, 0)";
-  return sql + "SELECT @dlock_row AS r, " + token + " AS t, " +
-         (check_kind ? "@dlock_other_kind" : "NULL") + " AS k";
+  // The kind, looked at once our row stands (other_kind()); without a row there is
+  // nothing to look after.
+  if (check_kind) {
+    sql += "SELECT IF(@dlock_row <> 0, (" + other_kind(quoted_path, permits) +
+           "), NULL) INTO @dlock_other_kind; ";
+  }
+  const std::string kind = check_kind ? "@dlock_other_kind" : "NULL";
+  const std::string token = tokens_from_sequence ? "CASE WHEN @dlock_row <> 0 AND " + kind +
+                                                       " IS NULL THEN NEXTVAL(dlock_tokens) END"
+                                                 : "NULLIF(@dlock_row, 0)";
+  return sql + "SELECT @dlock_row AS r, " + token + " AS t, " + kind + " AS k";
 }
 
 std::string seat_take(const std::string& name, Clock::duration wait) {
@@ -156,7 +161,8 @@ std::string add_waiter(const std::string& name, const std::string& quoted_path,
   return "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data, marker) SELECT " +
          name + ", " + quoted_path + ", CONNECTION_ID(), 0, " + std::to_string(permits) + ", " +
          quoted_data + ", t.m FROM (SELECT " + kMarkerColumn +
-         " LIMIT 1) AS t WHERE GET_LOCK(t.m, 0) = 1";
+         " LIMIT 1) AS t WHERE GET_LOCK(t.m, 0) = 1; SELECT (" + other_kind(quoted_path, permits) +
+         ") AS k";
 }
 
 std::string remove_row(std::uint64_t id) {

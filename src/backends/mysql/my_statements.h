@@ -47,8 +47,9 @@ std::string create_token_sequence(std::uint64_t first);
 // the fencing token (NULL if nothing was taken; from dlock_tokens or the row's id, as
 // `tokens_from_sequence` says) and, with `check_kind`, the permits of a standing contender of
 // the path of another kind, or NULL (a Mutex and a Semaphore, or Semaphores of other permits,
-// never share a path: then nothing is taken). The look and the take are two statements of one
-// round trip, not atomic.
+// never share a path). The kind is looked at only if the take wrote our row, after it: a
+// contender of another kind then means the lock was taken (and the row written) but must be
+// given up, and no token was drawn.
 std::string take(const std::vector<std::string>& names, const std::string& quoted_path,
                  std::uint32_t permits, const std::string& quoted_data, Clock::duration wait,
                  bool check_kind, bool tokens_from_sequence);
@@ -59,6 +60,8 @@ std::string take(const std::vector<std::string>& names, const std::string& quote
 std::string seat_take(const std::string& name, Clock::duration wait);
 // Records a waiter for status(); its row's id orders the waiters (a seat's row, waiting, keeps
 // the id of its first acquisition: status() may list it before waiters that came earlier).
+// Then, its row standing, looks at the kind: one row, the permits of a standing contender of
+// the path of another kind, or NULL.
 std::string add_waiter(const std::string& name, const std::string& quoted_path,
                        std::uint32_t permits, const std::string& quoted_data);
 std::string remove_row(std::uint64_t id);

@@ -32,10 +32,7 @@ class TableSteps final : public detail::PollingAttempt::Steps {
   explicit TableSteps(std::shared_ptr<const TableSite> site)
       : site_(std::move(site)), locks_(site_->locks), owner_(detail::random_hex(16)) {}
 
-  void take(Taken then) override {
-    if (!kind_checked_) return check_kind(std::move(then));
-    try_slot(0, std::move(then));
-  }
+  void take(Taken then) override { try_slot(0, std::move(then)); }
 
   void finished() noexcept override {
     if (!waiter_recorded_) return;
@@ -43,23 +40,38 @@ class TableSteps final : public detail::PollingAttempt::Steps {
   }
 
  private:
-  // Once per attempt, before the first take: a path is one kind of lock at a time.
-  void check_kind(Taken then) {
+  // A path is one kind of lock at a time. Checked once per attempt, as soon as a row of ours
+  // stands (the lock's, or the waiter's): of two contenders of different kinds, the one whose
+  // row came second then sees the first's (both may see each other, and both give up), whereas
+  // two checks before the writes could both see nothing. Our row marks the kind from then on
+  // (a waiter's row is renewed while it waits, and removed only once the lock's is written).
+  // Runs `checked` if no contender of another kind uses the path; else ends the attempt with
+  // lock_mismatch, after giving the lock back if `taken`.
+  void check_kind(bool taken, Taken then, std::function<void(Taken)> checked) {
+    if (kind_checked_) return checked(std::move(then));
     locks_->link().run(
         locks_->sql().other_kind, {site_->path, std::to_string(site_->permits)},
-        [this, then = std::move(then)](Result result) {
+        [this, taken, then = std::move(then), checked = std::move(checked)](Result result) mutable {
           if (result.error) {
+            if (taken) give_back();
             return then(Outcome::failure(result.error, result.message));
           }
           if (!result.rows.empty()) {
+            if (taken) give_back();
             return then(Outcome::failure(
                 make_error_code(errc::lock_mismatch),
                 detail::kind_mismatch(static_cast<std::uint32_t>(number(result.rows[0][0])),
                                       site_->permits)));
           }
           kind_checked_ = true;
-          try_slot(0, std::move(then));
+          checked(std::move(then));
         });
+  }
+
+  // Frees the lock row a take wrote before its check failed: on the same connection, after
+  // the check. Should the release fail, the row expires with its ttl, as a crashed holder's.
+  void give_back() {
+    locks_->link().run(locks_->sql().release, {owner_}, [](Result) {});
   }
 
   std::uint32_t slots() const { return site_->permits == 0 ? 1 : site_->permits; }
@@ -76,16 +88,18 @@ class TableSteps final : public detail::PollingAttempt::Steps {
                                     std::to_string(site_->permits)};
     // Statements run in order on one connection: only the last one's answer decides.
     for (std::size_t i = 0; i + 1 < take.size(); ++i) locks_->link().run(take[i], params, {});
-    locks_->link().run(take.back(), params,
-                       [this, slot, sent, then = std::move(then)](Result result) mutable {
-                         if (result.error) {
-                           return then(Outcome::failure(result.error, result.message));
-                         }
-                         if (result.changed != 1) return try_slot(slot + 1, std::move(then));
-                         const std::uint64_t token =
-                             result.rows.empty() ? result.insert_id : number(result.rows[0][0]);
-                         then(Outcome::success(TableHolding::start(locks_, owner_, token, sent)));
-                       });
+    locks_->link().run(
+        take.back(), params, [this, slot, sent, then = std::move(then)](Result result) mutable {
+          if (result.error) {
+            return then(Outcome::failure(result.error, result.message));
+          }
+          if (result.changed != 1) return try_slot(slot + 1, std::move(then));
+          const std::uint64_t token =
+              result.rows.empty() ? result.insert_id : number(result.rows[0][0]);
+          check_kind(/*taken=*/true, std::move(then), [this, token, sent](Taken held) {
+            held(Outcome::success(TableHolding::start(locks_, owner_, token, sent)));
+          });
+        });
   }
 
   // Every slot is taken: shows this waiter in status() (again every third of the ttl, which
@@ -99,11 +113,12 @@ class TableSteps final : public detail::PollingAttempt::Steps {
         locks_->sql().add_waiter,
         {owner_, site_->path, site_->data, std::to_string(locks_->terms().ttl.count()),
          std::to_string(site_->permits)},
-        [then = std::move(then)](Result result) {
+        [this, then = std::move(then)](Result result) mutable {
           if (result.error) {
             return then(Outcome::failure(result.error, result.message));
           }
-          then(Outcome::success(nullptr));
+          check_kind(/*taken=*/false, std::move(then),
+                     [](Taken waiting) { waiting(Outcome::success(nullptr)); });
         });
   }
 
