@@ -469,6 +469,49 @@ TEST_F(MysqlTest, ASemaphoreAdmitsItsPermits) {
   EXPECT_EQ(backend->status("/pool").holders.size(), 2u);
 }
 
+// A Mutex that finds its name busy (here held by another program, which marks no kind) writes
+// its waiter row and looks at the kind again, in the same query: a Semaphore that came in
+// between its first look and that row is seen then, and the two never both hold once the name
+// is free. (ConformanceTest's ...NeverBothHold covers two first tries.)
+TEST_F(MysqlTest, AWaitingMutexAndASemaphoreStartedTogetherNeverBothHold) {
+  constexpr int kRounds = 60;
+  auto mutexes = open(), semaphores = open();
+  MariadbSession other_program(database_);
+  int both = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string path = "/waiting-kinds-" + std::to_string(round);
+    ASSERT_EQ(other_program.ask("SELECT GET_LOCK('" + path + "', 0)"), "1");
+    Mutex mutex(mutexes, path);
+    Semaphore semaphore(semaphores, path, 2);
+    std::promise<void> go;
+    const std::shared_future<void> started = go.get_future().share();
+    auto mutex_took = std::async(std::launch::async, [&] {
+      started.wait();
+      try {
+        return mutex.try_lock_for(5s);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), errc::lock_mismatch) << e.what();
+        return false;
+      }
+    });
+    go.set_value();
+    // Rounds start the Semaphore 0 to 1.9 ms after the Mutex: about a round trip, in which
+    // the Mutex's first try runs and its waiter row comes.
+    std::this_thread::sleep_for(std::chrono::microseconds(100 * (round % 20)));
+    bool semaphore_took = false;
+    try {
+      semaphore_took = semaphore.try_lock();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::lock_mismatch) << e.what();
+    }
+    other_program.ask("SELECT RELEASE_LOCK('" + path + "')");
+    both += mutex_took.get() && semaphore_took ? 1 : 0;
+    if (mutex.owns_lock()) mutex.unlock();
+    if (semaphore.owns_lock()) semaphore.unlock();
+  }
+  EXPECT_EQ(both, 0) << "rounds of " << kRounds << " in which both kinds held";
+}
+
 // Eight contenders on one name, each with a backend of its own, take turns without a single
 // error. The kind check reads dlock_contenders in the take's round trip: read by a SET, the rows
 // were read with shared locks, and concurrent takes and releases died of InnoDB deadlocks

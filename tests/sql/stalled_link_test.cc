@@ -121,5 +121,36 @@ TYPED_TEST(StalledLinkTest, ATableModeReleaseAfterAResetReachesTheServerBeforeTh
   EXPECT_TRUE(next.try_lock());
 }
 
+// A table-mode waiter checks the kind of lock on its path once, when its waiter row first stands;
+// the check holds while that row stands. Stalled past the row's ttl, the waiter's row expires,
+// and a Semaphore comes in unseen: the waiter's next take must look again, and give the slot
+// back, rather than hold beside the Semaphore's other holder.
+TYPED_TEST(StalledLinkTest, ATableModeWaiterWhoseRowLapsedChecksTheKindAgain) {
+  const std::string query = "mode=table&ttl=1s";
+  FaultProxy proxy(TypeParam::port(), FaultProxy::Framing::bytes);
+  auto direct = dlock::open(this->server_.url(query));
+  Mutex first(direct, "/lapsed");
+  first.lock();
+  Mutex waiter(this->open_through(proxy, query), "/lapsed");
+  auto waited = std::async(std::launch::async, [&] {
+    try {
+      return waiter.try_lock_for(10s) ? std::string("held") : std::string("timed out");
+    } catch (const Error& e) {
+      return std::string(e.code() == errc::lock_mismatch ? "refused" : e.what());
+    }
+  });
+  ASSERT_TRUE(eventually([&] { return direct->status("/lapsed").waiters.size() == 1; }, 5s));
+  proxy.blackhole();
+  ASSERT_TRUE(eventually([&] { return direct->status("/lapsed").waiters.empty(); }, 5s));
+  first.unlock();
+  Semaphore gone(direct, "/lapsed", 2), staying(direct, "/lapsed", 2);
+  ASSERT_TRUE(gone.try_lock());
+  ASSERT_TRUE(staying.try_lock());
+  gone.unlock();  // its slot is free for the waiter's next take
+  proxy.pass();
+  EXPECT_EQ(waited.get(), "refused");
+  EXPECT_TRUE(staying.owns_lock());
+}
+
 }  // namespace
 }  // namespace dlock::test

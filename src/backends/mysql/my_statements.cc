@@ -135,11 +135,11 @@ std::string take(const std::vector<std::string>& names, const std::string& quote
   // ROW_COUNT() and LAST_INSERT_ID() are the INSERT's, read before a statement that opens the
   // sequence: the first one to open it after a restart of the server resets both.
   sql += "SET @dlock_row = IF(ROW_COUNT() > 0, LAST_INSERT_ID(), 0); ";
-  // The kind, looked at once our row stands (other_kind()); without a row there is
-  // nothing to look after.
+  // The kind, looked at once our row stands (other_kind()). Without a row, the look still
+  // refuses a try of the wrong kind that would otherwise report a busy lock; a waiter looks
+  // again once its waiter row stands (add_waiter()).
   if (check_kind) {
-    sql += "SELECT IF(@dlock_row <> 0, (" + other_kind(quoted_path, permits) +
-           "), NULL) INTO @dlock_other_kind; ";
+    sql += "SELECT (" + other_kind(quoted_path, permits) + ") INTO @dlock_other_kind; ";
   }
   const std::string kind = check_kind ? "@dlock_other_kind" : "NULL";
   const std::string token = tokens_from_sequence ? "CASE WHEN @dlock_row <> 0 AND " + kind +

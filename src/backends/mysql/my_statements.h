@@ -47,9 +47,9 @@ std::string create_token_sequence(std::uint64_t first);
 // the fencing token (NULL if nothing was taken; from dlock_tokens or the row's id, as
 // `tokens_from_sequence` says) and, with `check_kind`, the permits of a standing contender of
 // the path of another kind, or NULL (a Mutex and a Semaphore, or Semaphores of other permits,
-// never share a path). The kind is looked at only if the take wrote our row, after it: a
-// contender of another kind then means the lock was taken (and the row written) but must be
-// given up, and no token was drawn.
+// never share a path). The kind is looked at after the take: a contender of another kind
+// found when the take wrote our row means the lock was taken (and the row written) but must
+// be given up; no token is drawn then.
 std::string take(const std::vector<std::string>& names, const std::string& quoted_path,
                  std::uint32_t permits, const std::string& quoted_data, Clock::duration wait,
                  bool check_kind, bool tokens_from_sequence);

@@ -40,13 +40,14 @@ class TableSteps final : public detail::PollingAttempt::Steps {
   }
 
  private:
-  // A path is one kind of lock at a time. Checked once per attempt, as soon as a row of ours
-  // stands (the lock's, or the waiter's): of two contenders of different kinds, the one whose
-  // row came second then sees the first's (both may see each other, and both give up), whereas
-  // two checks before the writes could both see nothing. Our row marks the kind from then on
-  // (a waiter's row is renewed while it waits, and removed only once the lock's is written).
-  // Runs `checked` if no contender of another kind uses the path; else ends the attempt with
-  // lock_mismatch, after giving the lock back if `taken`.
+  // A path is one kind of lock at a time. Checked as soon as a row of ours stands (the lock's,
+  // or the waiter's): of two contenders of different kinds, the one whose row came second then
+  // sees the first's (both may see each other, and both give up), whereas two checks before
+  // the writes could both see nothing. Our row marks the kind from then on, so the check holds
+  // while a waiter's row stands without a break (row_may_have_lapsed()); the waiter's row is
+  // removed only once the lock's is written. Runs `checked` if no contender of another kind
+  // uses the path; else ends the attempt with lock_mismatch, after giving the lock back if
+  // `taken`.
   void check_kind(bool taken, Taken then, std::function<void(Taken)> checked) {
     if (kind_checked_) return checked(std::move(then));
     locks_->link().run(
@@ -74,6 +75,16 @@ class TableSteps final : public detail::PollingAttempt::Steps {
     locks_->link().run(locks_->sql().release, {owner_}, [](Result) {});
   }
 
+  // Whether our waiter row may have expired since the last record of it that was sent: it
+  // lives a ttl from that record, by the server's clock, and is recorded again every third of
+  // the ttl, unless the backend's shared connection held the records up. Another kind may then
+  // have come and gone unseen.
+  bool row_may_have_lapsed() const {
+    const Clock::duration ttl = locks_->terms().ttl;
+    return last_record_sent_ != Clock::time_point{} &&
+           Clock::now() - last_record_sent_ > ttl - ttl / 10;
+  }
+
   std::uint32_t slots() const { return site_->permits == 0 ? 1 : site_->permits; }
 
   void try_slot(std::uint32_t slot, Taken then) {
@@ -96,6 +107,7 @@ class TableSteps final : public detail::PollingAttempt::Steps {
           if (result.changed != 1) return try_slot(slot + 1, std::move(then));
           const std::uint64_t token =
               result.rows.empty() ? result.insert_id : number(result.rows[0][0]);
+          if (row_may_have_lapsed()) kind_checked_ = false;
           check_kind(/*taken=*/true, std::move(then), [this, token, sent](Taken held) {
             held(Outcome::success(TableHolding::start(locks_, owner_, token, sent)));
           });
@@ -113,10 +125,13 @@ class TableSteps final : public detail::PollingAttempt::Steps {
         locks_->sql().add_waiter,
         {owner_, site_->path, site_->data, std::to_string(locks_->terms().ttl.count()),
          std::to_string(site_->permits)},
-        [this, then = std::move(then)](Result result) mutable {
+        [this, sent = now, then = std::move(then)](Result result) mutable {
           if (result.error) {
             return then(Outcome::failure(result.error, result.message));
           }
+          // A record after a break starts a new row: checked again.
+          if (row_may_have_lapsed()) kind_checked_ = false;
+          last_record_sent_ = sent;
           check_kind(/*taken=*/false, std::move(then),
                      [](Taken waiting) { waiting(Outcome::success(nullptr)); });
         });
@@ -130,6 +145,7 @@ class TableSteps final : public detail::PollingAttempt::Steps {
   bool kind_checked_ = false;
   bool waiter_recorded_ = false;
   Clock::time_point next_waiter_refresh_{};
+  Clock::time_point last_record_sent_{};  // of the last waiter record that succeeded, if any
 };
 
 std::shared_ptr<detail::PollingAttempt> start_attempt(const std::shared_ptr<const TableSite>& site,
