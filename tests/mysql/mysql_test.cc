@@ -483,10 +483,7 @@ TEST_F(MysqlTest, AWaitingMutexAndASemaphoreStartedTogetherNeverBothHold) {
     ASSERT_EQ(other_program.ask("SELECT GET_LOCK('" + path + "', 0)"), "1");
     Mutex mutex(mutexes, path);
     Semaphore semaphore(semaphores, path, 2);
-    std::promise<void> go;
-    const std::shared_future<void> started = go.get_future().share();
     auto mutex_took = std::async(std::launch::async, [&] {
-      started.wait();
       try {
         return mutex.try_lock_for(5s);
       } catch (const Error& e) {
@@ -494,7 +491,6 @@ TEST_F(MysqlTest, AWaitingMutexAndASemaphoreStartedTogetherNeverBothHold) {
         return false;
       }
     });
-    go.set_value();
     // Rounds start the Semaphore 0 to 1.9 ms after the Mutex: about a round trip, in which
     // the Mutex's first try runs and its waiter row comes.
     std::this_thread::sleep_for(std::chrono::microseconds(100 * (round % 20)));
