@@ -523,10 +523,13 @@ TEST_F(RedisBackendTest, AQueueEntryNoDlockClientWroteBlocksNobody) {
   ASSERT_TRUE(first.try_lock_for(2s));
   EXPECT_EQ(cli({"ZCARD", queue}), "0");
 
-  // Behind a holder: a release meets them while handing the lock on.
+  // Behind a holder: a release meets them while handing the lock on, more than the hundred it
+  // reads of the queue at a time.
   Mutex waiter(open("ttl=30s"), "/strangers");
   std::future<Lease> granted = queue_behind(waiter, *backend, "/strangers", 1);
-  for (const char* id : {"-", "cafe-h9-r"}) cli({"ZADD", queue, "0", id});
+  std::vector<std::string> strangers = {"ZADD", queue, "0", "-", "0", "cafe-h9-r"};
+  for (int i = 0; i < 150; ++i) strangers.insert(strangers.end(), {"0", "s-" + std::to_string(i)});
+  cli(strangers);
   first.unlock();
   ASSERT_EQ(granted.wait_for(2s), std::future_status::ready);
   Lease lease = granted.get();

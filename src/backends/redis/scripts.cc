@@ -166,7 +166,8 @@ local function wake(now, freed)
   local held = redis.call('ZCARD', shared)
   local permits  -- read when a semaphore's waiter comes up
   local granted = 0
-  for _, id in ipairs(redis.call('ZRANGE', queue, 0, 99)) do
+  local batch = redis.call('ZRANGE', queue, 0, 99)
+  for _, id in ipairs(batch) do
     local expires = expiry_of(id)
     if not expires then
       leave_queue(id)
@@ -190,6 +191,8 @@ local function wake(now, freed)
       if exclusive(role) then return end
     end
   end
+  -- A whole batch of strangers, all removed now: the waiters behind them come next.
+  if granted == 0 and #batch == 100 then return wake(now, freed) end
 end
 )lua";
 
