@@ -114,8 +114,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const auto& row = reply.rows[0];
     const bool took = row[0] && *row[0] != "0";
     if (row[2]) {
-      // Taken, and our row written, before the kind was looked at: finish() deletes the row
-      // and closes the connection, which frees the lock.
+      // If the take wrote our row before the kind was looked at, finish() deletes it and
+      // closes the connection, which frees the lock.
       if (took) refused_row_ = std::stoull(*row[0]);
       return refuse(*row[2]);
     }
