@@ -143,7 +143,9 @@ local function grant(id, now, expires, record, queued)
       if previous then redis.call('HDEL', data, previous) end
     end
     redis.call('SET', lock, id, 'PX', expires - now)
-    redis.call('HSET', data, '!exclusive', id, id, entry)
+    -- HMSET: HSET takes several fields only from Redis 4.0, and an older one would fail here,
+    -- after the SET above, leaving a holder without its record.
+    redis.call('HMSET', data, '!exclusive', id, id, entry)
   else
     redis.call('ZADD', shared, expires, id)
     -- A release's grant may create the key, or hold past what the waiter's last call kept.
