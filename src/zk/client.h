@@ -172,6 +172,8 @@ class Client : public std::enable_shared_from_this<Client> {
     std::int32_t xid = 0;
     std::string frame;
     ReplyHandler on_reply;
+    // A delete that may travel in one multi with the deletes queued right after it.
+    bool joinable_delete = false;
   };
   struct Watcher {
     Watcher(std::uint64_t id, std::shared_ptr<const std::string> path, WatchFn fn)
@@ -202,7 +204,7 @@ class Client : public std::enable_shared_from_this<Client> {
   Client(Config config, std::shared_ptr<detail::Executor> executor, EventListener listener);
 
   // Any thread.
-  void submit(std::string frame, ReplyHandler on_reply);
+  void submit(std::string frame, ReplyHandler on_reply, bool joinable_delete = false);
   void die(std::error_code reason);
   std::string server_path(const std::string& path) const;
   std::string client_path(std::string path) const;
@@ -221,6 +223,7 @@ class Client : public std::enable_shared_from_this<Client> {
   bool handle_frame(std::string_view frame);
   void on_notification(jute::Reader& body);
   void flush();
+  Request join_deletes(std::deque<Request>::iterator first, std::deque<Request>::iterator last);
   void send(std::string_view frame);
   void write_more();
   void arm_timer();

@@ -1,5 +1,7 @@
 #include "proto.h"
 
+#include <algorithm>
+
 #include "stat.h"
 
 namespace dlock::zk::proto {
@@ -163,6 +165,19 @@ std::string multi_request(const std::vector<Op>& ops, Acl acl) {
   return f.finish();
 }
 
+std::string multi_of_deletes(const std::vector<std::string_view>& deletes) {
+  std::vector<Op> ops;
+  ops.reserve(deletes.size());
+  for (std::string_view frame : deletes) {
+    jute::Reader in(frame.substr(4));  // after the length prefix
+    in.int32();                        // xid
+    in.int32();                        // kDelete
+    std::string path = in.bytes();
+    ops.push_back(Op::remove(std::move(path), in.int32()));
+  }
+  return multi_request(ops, Acl::open);  // a delete carries no ACL
+}
+
 std::vector<std::string> set_watches_requests(std::int64_t last_zxid,
                                               const std::vector<std::string>& data_paths) {
   std::vector<std::string> frames;
@@ -234,8 +249,8 @@ bool decode_watcher_event(jute::Reader& in, WatcherEvent& out) {
   return in.done();
 }
 
-bool decode_multi_response(jute::Reader& in, std::int32_t& first_error) {
-  first_error = 0;
+bool decode_multi_results(jute::Reader& in, std::vector<std::int32_t>& results) {
+  results.clear();
   for (;;) {
     const std::int32_t type = in.int32();
     const bool done = in.boolean();
@@ -243,13 +258,14 @@ bool decode_multi_response(jute::Reader& in, std::int32_t& first_error) {
     if (!in.ok()) return false;
     if (done) break;
     Stat ignored;
+    std::int32_t result = 0;
     switch (type) {
-      case kMultiError: {
-        const std::int32_t err = in.int32();
-        // -2: rolled back because another operation failed.
-        if (first_error == 0 && err != 0 && err != -2) first_error = err;
+      case kMultiError:
+        result = in.int32();
+        // A failed multi reports the operations before the failing one as errors with code
+        // 0: they would have been applied, and were not.
+        if (result == 0) result = kRolledBack;
         break;
-      }
       case kCreate:
         in.bytes();
         break;
@@ -267,8 +283,19 @@ bool decode_multi_response(jute::Reader& in, std::int32_t& first_error) {
         return false;
     }
     if (!in.ok()) return false;
+    results.push_back(result);
   }
   return in.done();
+}
+
+bool decode_multi_response(jute::Reader& in, std::int32_t& first_error) {
+  std::vector<std::int32_t> results;
+  const bool decoded = decode_multi_results(in, results);
+  const auto failed = std::find_if(results.begin(), results.end(), [](std::int32_t result) {
+    return result != 0 && result != kRolledBack;
+  });
+  first_error = failed == results.end() ? 0 : *failed;
+  return decoded;
 }
 
 }  // namespace dlock::zk::proto

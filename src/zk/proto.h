@@ -60,6 +60,9 @@ enum CreateFlags : std::int32_t {
 
 // Watcher types of removeWatches.
 constexpr std::int32_t kDataWatcher = 2;
+// A multi's result for an operation not applied because another one failed
+// (ZRUNTIMEINCONSISTENCY).
+constexpr std::int32_t kRolledBack = -2;
 // Watch notification types (Watcher.Event.EventType).
 enum EventType : std::int32_t {
   kNodeCreated = 1,
@@ -113,6 +116,8 @@ std::string sync_request(std::string_view path);
 std::string remove_watches_request(std::string_view path, std::int32_t type);
 // `ops`' paths are the server's (chroot already prefixed).
 std::string multi_request(const std::vector<Op>& ops, Acl acl);
+// One multi request that deletes what `deletes` (delete_request() frames) delete, in order.
+std::string multi_of_deletes(const std::vector<std::string_view>& deletes);
 // One or more frames, each under kSetWatchesBatch bytes of paths.
 std::vector<std::string> set_watches_requests(std::int64_t last_zxid,
                                               const std::vector<std::string>& data_paths);
@@ -123,8 +128,10 @@ bool decode_connect_response(std::string_view frame, ConnectResponse& out);
 bool decode_reply_header(jute::Reader& in, ReplyHeader& out);
 bool decode_stat(jute::Reader& in, Stat& out);
 bool decode_watcher_event(jute::Reader& in, WatcherEvent& out);
-// A multi's results: `first_error` is the first operation's error that is not "rolled back"
-// (ZooKeeper reports the operations around the failing one as ok or runtime inconsistency).
+// A multi's results, one per operation: 0 (applied), or its error. When one operation fails,
+// ZooKeeper applies none: the others read as kRolledBack.
+bool decode_multi_results(jute::Reader& in, std::vector<std::int32_t>& results);
+// `first_error` is the first operation's error that is not kRolledBack.
 bool decode_multi_response(jute::Reader& in, std::int32_t& first_error);
 
 }  // namespace dlock::zk::proto

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/executor.h"
+#include "zk/client.h"
 #include "zk_fixture.h"
 
 namespace dlock::test {
@@ -243,6 +245,56 @@ TEST_F(SessionTest, ClosingASessionFiresLostOnEveryLockStillHeld) {
       mutexes[static_cast<std::size_t>(i)]->unlock();
     }
   }
+}
+
+// Deletes queued back to back (many locks released at once) travel as one multi. A delete
+// that fails there fails alone: ZooKeeper then applies none of the multi, and the others go
+// again, each on its own.
+TEST_F(SessionTest, DeletesQueuedTogetherTravelAsOneRequest) {
+  auto executor = std::make_shared<detail::Executor>();
+  auto client = zk::Client::open(
+      {.hosts = server().connect_string(), .chroot = chroot_, .session_timeout = 6000ms}, executor,
+      [](zk::ConnectionEvent) {});
+  std::promise<std::error_code> connected;
+  client->when_connected([&](std::error_code ec) { connected.set_value(ec); });
+  ASSERT_EQ(connected.get_future().get(), std::error_code());
+  constexpr int kNodes = 20;
+  raw().create_persistent("/joined");
+  // Deletes `paths` from one task of the client's thread, so that none is written before the
+  // last is queued; the errors, in order.
+  const auto remove_together = [&](const std::vector<std::string>& paths) {
+    std::vector<std::promise<std::error_code>> done(paths.size());
+    executor->post([&] {
+      for (std::size_t i = 0; i < paths.size(); ++i) {
+        client->remove(paths[i], -1, [&done, i](std::error_code ec) { done[i].set_value(ec); });
+      }
+    });
+    std::vector<std::error_code> errors;
+    for (auto& one : done) errors.push_back(one.get_future().get());
+    return errors;
+  };
+  std::vector<std::string> paths;
+  for (int i = 0; i < kNodes; ++i) paths.push_back(raw().create("/joined/n-" + std::to_string(i)));
+
+  const std::int64_t before = metric("zk_packets_received");
+  EXPECT_EQ(remove_together(paths), std::vector<std::error_code>(kNodes));
+  // One request, and the harness's own mntr: not one per delete.
+  EXPECT_LE(metric("zk_packets_received") - before, 3);
+  EXPECT_TRUE(raw().children("/joined").empty());
+
+  paths.clear();
+  for (int i = 0; i < kNodes; ++i) paths.push_back(raw().create("/joined/n-" + std::to_string(i)));
+  paths.insert(paths.begin() + kNodes / 2, "/joined/missing");
+  const std::vector<std::error_code> errors = remove_together(paths);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (paths[i] == "/joined/missing") {
+      EXPECT_EQ(errors[i], zk::Code::no_node) << paths[i];
+    } else {
+      EXPECT_EQ(errors[i], std::error_code()) << paths[i] << ": " << errors[i].message();
+    }
+  }
+  EXPECT_TRUE(raw().children("/joined").empty());
+  client->close(make_error_code(errc::session_closed));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include "zk/jute.h"
 #include "zk/proto.h"
@@ -144,6 +145,50 @@ TEST(Proto, MultiResponseReportsTheFirstRealFailure) {
   std::int32_t first = 0;
   ASSERT_TRUE(proto::decode_multi_response(r, first));
   EXPECT_EQ(first, -103);
+}
+
+// A failed multi applies nothing: the operations around the failing one, reported as errors
+// with code 0 before it and -2 after it, all read as rolled back. A successful one's results
+// read as 0.
+TEST(Proto, MultiResultsSayWhichOperationsWereApplied) {
+  std::string failed;
+  jute::Writer w(failed);
+  for (int err : {0, -101, -2}) {
+    w.int32(proto::kMultiError);
+    w.boolean(false);
+    w.int32(err);
+    w.int32(err);
+  }
+  w.int32(-1);
+  w.boolean(true);
+  w.int32(-1);
+  jute::Reader r(failed);
+  std::vector<std::int32_t> results;
+  ASSERT_TRUE(proto::decode_multi_results(r, results));
+  EXPECT_EQ(results, (std::vector<std::int32_t>{proto::kRolledBack, -101, proto::kRolledBack}));
+
+  std::string applied;
+  jute::Writer a(applied);
+  for (int i = 0; i < 2; ++i) {
+    a.int32(proto::kDelete);
+    a.boolean(false);
+    a.int32(0);
+  }
+  a.int32(-1);
+  a.boolean(true);
+  a.int32(-1);
+  jute::Reader ra(applied);
+  ASSERT_TRUE(proto::decode_multi_results(ra, results));
+  EXPECT_EQ(results, (std::vector<std::int32_t>{0, 0}));
+}
+
+// Deletes joined into one multi are the multi of the same deletes, byte for byte.
+TEST(Proto, JoinedDeletesAreOneMultiOfTheSameDeletes) {
+  const std::string first = proto::delete_request("/a/_c_1-lock-0000000001", -1);
+  const std::string second = proto::delete_request("/b", 7);
+  EXPECT_EQ(proto::multi_of_deletes({first, second}),
+            proto::multi_request({Op::remove("/a/_c_1-lock-0000000001"), Op::remove("/b", 7)},
+                                 proto::Acl::open));
 }
 
 TEST(Proto, MultiResponseWithUnknownTypeFails) {
