@@ -127,7 +127,7 @@ TEST(Proto, ConnectResponse) {
   EXPECT_FALSE(proto::decode_connect_response(body + "xy", response));
 }
 
-TEST(Proto, MultiResponseReportsTheFirstRealFailure) {
+TEST(Proto, MultiResponseReportsTheFirstRealFailureAndEveryResult) {
   std::string body;
   jute::Writer w(body);
   // Three operations: the first rolled back (reported ok), the second failed with bad
@@ -145,40 +145,28 @@ TEST(Proto, MultiResponseReportsTheFirstRealFailure) {
   std::int32_t first = 0;
   ASSERT_TRUE(proto::decode_multi_response(r, first));
   EXPECT_EQ(first, -103);
+  // None was applied: the others read as rolled back, also the one reported with code 0.
+  jute::Reader again(body);
+  std::vector<std::int32_t> results;
+  ASSERT_TRUE(proto::decode_multi_results(again, results));
+  EXPECT_EQ(results, (std::vector<std::int32_t>{proto::kRolledBack, -103, proto::kRolledBack}));
 }
 
-// A failed multi applies nothing: the operations around the failing one, reported as errors
-// with code 0 before it and -2 after it, all read as rolled back. A successful one's results
-// read as 0.
-TEST(Proto, MultiResultsSayWhichOperationsWereApplied) {
-  std::string failed;
-  jute::Writer w(failed);
-  for (int err : {0, -101, -2}) {
-    w.int32(proto::kMultiError);
+// A successful multi's results read as 0 (applied).
+TEST(Proto, MultiResultsOfASuccessfulMultiReadAsApplied) {
+  std::string body;
+  jute::Writer w(body);
+  for (int i = 0; i < 2; ++i) {
+    w.int32(proto::kDelete);
     w.boolean(false);
-    w.int32(err);
-    w.int32(err);
+    w.int32(0);
   }
   w.int32(-1);
   w.boolean(true);
   w.int32(-1);
-  jute::Reader r(failed);
+  jute::Reader r(body);
   std::vector<std::int32_t> results;
   ASSERT_TRUE(proto::decode_multi_results(r, results));
-  EXPECT_EQ(results, (std::vector<std::int32_t>{proto::kRolledBack, -101, proto::kRolledBack}));
-
-  std::string applied;
-  jute::Writer a(applied);
-  for (int i = 0; i < 2; ++i) {
-    a.int32(proto::kDelete);
-    a.boolean(false);
-    a.int32(0);
-  }
-  a.int32(-1);
-  a.boolean(true);
-  a.int32(-1);
-  jute::Reader ra(applied);
-  ASSERT_TRUE(proto::decode_multi_results(ra, results));
   EXPECT_EQ(results, (std::vector<std::int32_t>{0, 0}));
 }
 
