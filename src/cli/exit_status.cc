@@ -28,11 +28,13 @@ int exit_status_for(std::error_code error, Phase phase) {
 const char* exit_status_table() {
   return R"(EXIT STATUS
   0-125  the command's own exit status
-  1      the lock was busy: -n, or -w ran out (change it with -E)
+  1      the lock was busy: -n, or -w ran out (change it with -E), and the server still
+         answered
   64     usage error: unknown option, bad duration or number, no command
   65     invalid lock name, or the name is in use as another kind of lock (--max, --shared
          or exclusive) or with another --max
-  69     backend unavailable: no server within the deadline, session lost while waiting
+  69     backend unavailable: no server within the deadline, a server that stopped
+         answering while dlock waited, session lost while waiting
   70     internal error in dlock
   71     system error (fork, pipe)
   75     the lock was lost while the command ran; the command was stopped

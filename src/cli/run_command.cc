@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,11 @@ using std::chrono::milliseconds;
 constexpr milliseconds kStatusInterval{500};
 constexpr std::size_t kLongestMessage = 1000;
 constexpr milliseconds kDefaultGrace{5000};  // backends whose locks are never lost
+// How long a wait that ran out gives the server to show that it still answers (busy, 1) rather
+// than not (unavailable, 69); and how long dlock, its exit status known, waits for the backend
+// to close (a ZooKeeper session's closeSession, answered in a round trip by a live server).
+constexpr milliseconds kServerCheck{1000};
+constexpr milliseconds kClosing{500};
 
 void say(const std::string& message) {
   std::fprintf(stderr, "dlock: %s\n", printable(message, kLongestMessage).c_str());
@@ -97,6 +103,31 @@ milliseconds default_grace(const Backend& backend) {
   return notice ? std::max(milliseconds(1), *notice / 2) : kDefaultGrace;
 }
 
+// Throws Error(connection_lost) if the server does not answer a read of the lock's status
+// within kServerCheck: a wait that ran out then says nothing about the lock, and a cron job's
+// -n must not take an outage for a busy lock. A backend that cannot tell (no status) passes.
+void check_server_answers(Backend& backend, const std::string& name) {
+  try {
+    backend.status(name, Clock::now() + kServerCheck);
+  } catch (const Error& e) {
+    const std::error_code ec = e.code();
+    if (ec == errc::timed_out || ec == errc::connection_lost || ec == errc::connect_failed ||
+        ec == errc::session_expired) {
+      throw Error(errc::connection_lost,
+                  "the lock was not granted within the wait, and the server did not answer "
+                  "within " +
+                      std::to_string(kServerCheck.count()) + " ms after it: " + message_of(e));
+    }
+  }
+}
+
+// Ends dlock at once with `status`, threads and all: what is left to close, the server ends by
+// itself (a session expires, a connection's locks go with it).
+[[noreturn]] void exit_now(int status) {
+  std::fflush(nullptr);
+  std::_Exit(status);
+}
+
 // What the worker thread that opens the backend and takes the lock reports to the main loop.
 struct Acquired {
   std::mutex mu;
@@ -122,6 +153,34 @@ class Runner {
     Lease lease;
     if (const int status = acquire(start, lease); status >= 0) return status;
     return hold_while_running(lease);
+  }
+
+  // Returns `status` once the backend is closed, which may wait for its server, while still
+  // answering signals and for at most kClosing: a server that stopped answering must keep
+  // dlock neither past its -w nor deaf to SIGTERM. Past that, or on a signal that ends dlock,
+  // exits at once.
+  int close_backend(int status) {
+    if (!backend_ && !lock_handle_) return status;
+    std::atomic<bool> closed{false};
+    std::thread closer(
+        [this, &closed, backend = std::move(backend_), handle = std::move(lock_handle_)]() mutable {
+          handle.reset();
+          backend.reset();
+          closed = true;
+          wakeup_.notify();
+        });
+    const Clock::time_point until = Clock::now() + kClosing;
+    while (!closed) {
+      const auto [signalled, woken] = wait_events(inbox_, wakeup_, ms_until(until));
+      if (woken) wakeup_.drain();
+      const int signal = signalled ? inbox_.take() : 0;
+      if (signal != 0 && signal != SIGUSR1 && signal != SIGUSR2 && is_forwarded(signal)) {
+        exit_now(kSignalBase + signal);
+      }
+      if (!closed && Clock::now() >= until) exit_now(status);
+    }
+    closer.join();
+    return status;
   }
 
  private:
@@ -213,7 +272,15 @@ class Runner {
         acquired.handle = lock.handle;
         acquired.phase = Phase::locking;
       }
-      Lease lease = lock.acquire(deadline_, stop);
+      Lease lease;
+      try {
+        lease = lock.acquire(deadline_, stop);
+      } catch (const Error& e) {
+        if (e.code() == errc::timed_out && !stop.stop_requested()) {
+          check_server_answers(*backend, options_.name);
+        }
+        throw;
+      }
       std::lock_guard guard(acquired.mu);
       acquired.lease = std::move(lease);
     } catch (const Error& e) {
@@ -309,7 +376,8 @@ class Runner {
 
 int run_command(const RunOptions& options) {
   try {
-    return Runner(options).run();
+    Runner runner(options);
+    return runner.close_backend(runner.run());
   } catch (const Error& e) {
     say(message_of(e));
     return exit_status_for(e.code(), Phase::naming);

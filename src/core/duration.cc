@@ -22,8 +22,8 @@ double unit_ms(std::string_view unit) {
   return 0;
 }
 
-// 100 years and a little: 36500d is accepted.
-constexpr double kLongestMs = 3.2e12;
+// 100 years of 365 days, exactly what the message says: 36500d is accepted, 36501d is not.
+constexpr double kLongestMs = 36500 * 86400e3;
 
 bool is_number_char(char c) { return (c >= '0' && c <= '9') || c == '.'; }
 

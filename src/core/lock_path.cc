@@ -23,6 +23,8 @@ long next_code_point(std::string_view s, std::size_t& at) {
   }
   static constexpr long kMin[] = {0, 0x80, 0x800, 0x10000};
   if (cp < kMin[extra]) return -1;  // overlong
+  // UTF-16's surrogates, and past Unicode's last code point: no UTF-8 text encodes them.
+  if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return -1;
   at += extra + 1;
   return cp;
 }

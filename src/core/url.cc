@@ -149,6 +149,14 @@ std::chrono::milliseconds url_duration(std::string_view url, std::string_view va
   }
 }
 
+std::chrono::milliseconds url_connect_timeout(std::string_view url, std::string_view value) {
+  const std::chrono::milliseconds timeout = url_duration(url, value);
+  if (timeout <= std::chrono::milliseconds::zero()) {
+    bad_url(url, "connect_timeout must be more than 0");
+  }
+  return timeout;
+}
+
 void for_each_query_option(std::string_view url, std::string_view query,
                            const std::function<void(std::string_view, std::string_view)>& option) {
   std::vector<std::string_view> seen;

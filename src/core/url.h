@@ -35,6 +35,10 @@ UrlParts split_url(std::string_view url, std::string_view rest, std::string_view
 // if it is not one.
 std::chrono::milliseconds url_duration(std::string_view url, std::string_view value);
 
+// The connect_timeout= option's value: a duration over 0 (0 would fail every connection at
+// once, as "no answer" from a server that is up). Throws as bad_url otherwise.
+std::chrono::milliseconds url_connect_timeout(std::string_view url, std::string_view value);
+
 // Throws dlock::Error(invalid_argument): "backend URL '<url>': <why>", the URL's passwords
 // hidden in both (`why` may quote the URL, or a piece of it, as libpq's messages do).
 [[noreturn]] void bad_url(std::string_view url, const std::string& why);

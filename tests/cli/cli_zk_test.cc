@@ -94,6 +94,38 @@ TEST_F(CliZkTest, SignalsEndAConnectAttempt) {
   }
 }
 
+// A waiter whose server stops answering: its wait runs out, the server does not answer the
+// look that tells "busy" from "unavailable", and dlock exits 69, not 1, without waiting for
+// its session's close (a third of the 30 s session). A signal there ends it at once too.
+TEST_F(CliZkTest, AWaiterWhoseServerStopsAnsweringExitsUnavailableAndPromptly) {
+  const std::string ready = dir_.file("ready");
+  Process holder(dlock({"run", "/silent", "-c", "touch " + ready + "; exec sleep 60"}));
+  ASSERT_TRUE(eventually([&] { return file_exists(ready); }));
+  RawZk raw(ZkServer::shared().connect_string() + chroot_);
+  for (const bool by_signal : {false, true}) {
+    SCOPED_TRACE(by_signal ? "SIGTERM" : "-w 2");
+    FaultProxy proxy(ZkServer::shared().port());
+    Process waiter(dlock({"run", "-w", by_signal ? "60" : "2", "/silent", "--", "true"},
+                         url(proxy.connect_string(), "?session_timeout=30s")));
+    ASSERT_TRUE(eventually([&] { return raw.children("/silent").size() == 2; }));
+    proxy.blackhole();
+    const auto start = std::chrono::steady_clock::now();
+    if (by_signal) waiter.signal(SIGTERM);
+    const Finished f = waiter.wait(30s);
+    const auto took = std::chrono::steady_clock::now() - start;
+    if (by_signal) {
+      EXPECT_EQ(128 + SIGTERM, f.status) << f.err;
+      EXPECT_LT(took, 2s);
+    } else {
+      EXPECT_EQ(69, f.status) << f.err;
+      EXPECT_NE(std::string::npos, f.err.find("did not answer")) << f.err;
+      EXPECT_LT(took, 5s);  // the wait, 1 s of looking and 0.5 s of closing; 12 s before
+    }
+  }
+  holder.signal(SIGTERM);
+  EXPECT_EQ(128 + SIGTERM, holder.wait().status);
+}
+
 // A chroot that does not exist yet is created on first use, as Curator creates its
 // namespace, by run and by status alike.
 TEST_F(CliZkTest, AMissingChrootIsCreatedOnFirstUse) {

@@ -81,6 +81,8 @@ INSTANTIATE_TEST_SUITE_P(
         {"PrivateUse", "/a\xee\x80\x80"},
         {"OutsideBmp", "/a\xf0\x9f\x94\x92"},
         {"NotUtf8", "/a\xff"},
+        {"EncodedSurrogate", "/a\xed\xa0\x80"},
+        {"PastLastCodePoint", "/a\xf4\x90\x80\x80"},
     }),
     case_name);
 
@@ -106,6 +108,9 @@ TEST(Printable, EscapesControlBytesAndCutsLongText) {
   EXPECT_EQ(printable("/caf\xc3\xa9"), "/caf\xc3\xa9");  // UTF-8 passes
   EXPECT_EQ(printable("/a\x1b[2J\n"), "/a\\x1b[2J\\x0a");
   EXPECT_EQ(printable("/\xff\xc2\x9b"), "/\\xff\\xc2\\x9b");  // not UTF-8; C1 control
+  // A surrogate and a code point past U+10FFFF are not UTF-8 either (a hostile test run saw
+  // them printed raw).
+  EXPECT_EQ(printable("/\xed\xa0\x80\xf4\x90\x80\x80"), "/\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80");
   EXPECT_EQ(printable(std::string(10000, 'n'), 4), "nnnn... (10000 bytes)");
   EXPECT_EQ(printable("/a\u202Eb\u200B"), "/a\\xe2\\x80\\xaeb\\xe2\\x80\\x8b");  // bidi, zero-width
 }

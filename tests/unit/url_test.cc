@@ -91,12 +91,24 @@ TEST(BadUrl, AnOptionGivenTwiceIsRefused) {
 
 // A connect timeout of 0 failed every connection at once as "no answer within 0 ms" (status
 // 69, server unavailable) though the server was up (found by a hostile test run).
-TEST(BadUrl, ARedisConnectTimeoutOfZeroIsRefused) {
+// The same held for PostgreSQL's and MySQL's URLs, where a table mode's ttl too short to hold
+// was refused only once connected (status 69 for a server that did not answer, not 78).
+TEST(BadUrl, AConnectTimeoutOfZeroIsRefused) {
   for (const char* url :
        {"redis://127.0.0.1:1?connect_timeout=0", "redis://127.0.0.1:1?connect_timeout=0ms",
-        "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3?connect_timeout=0"}) {
+        "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3?connect_timeout=0",
+        "postgres://u@127.0.0.1:1/db?connect_timeout=0",
+        "mysql://u@127.0.0.1:1/db?connect_timeout=0"}) {
     SCOPED_TRACE(url);
     EXPECT_NE(bad_url_message(url).find("connect_timeout must be more than 0"), std::string::npos);
+  }
+}
+
+TEST(BadUrl, ATableModeTtlTooShortIsRefusedBeforeConnecting) {
+  for (const char* url : {"postgres://u@127.0.0.1:1/db?mode=table&ttl=0",
+                          "mysql://u@127.0.0.1:1/db?mode=table&ttl=99ms"}) {
+    SCOPED_TRACE(url);
+    EXPECT_NE(bad_url_message(url).find("at least 100 ms"), std::string::npos);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <dlock/mysql.h>
 #include <dlock/open.h>
 
+#include "backends/sql/table_locks.h"
 #include "core/backend_registry.h"
 #include "core/url.h"
 
@@ -48,7 +49,7 @@ std::shared_ptr<dlock::Backend> open_mysql(std::string_view url, const OpenOptio
     } else if (key == "ssl-ca") {
       options.ssl_ca = percent_decode(url, value);
     } else if (key == "connect_timeout") {
-      options.connect_timeout = url_duration(url, value);
+      options.connect_timeout = url_connect_timeout(url, value);
     } else if (key == "heartbeat") {
       options.heartbeat = url_duration(url, value);
     } else if (key == "mode") {
@@ -72,6 +73,13 @@ std::shared_ptr<dlock::Backend> open_mysql(std::string_view url, const OpenOptio
   });
   if (ttl_given && options.mode != mysql::Mode::table) {
     bad_url(url, "ttl= is the lifetime of the table mode's rows: it needs mode=table");
+  }
+  if (ttl_given) {
+    try {
+      sql::table_lease_terms(options.ttl);  // refused now, not once connected
+    } catch (const Error& e) {
+      bad_url(url, e.what());
+    }
   }
   if (open_options.connect_timeout) {
     options.connect_timeout = std::min(options.connect_timeout, *open_options.connect_timeout);

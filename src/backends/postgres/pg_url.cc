@@ -16,6 +16,7 @@
 #include <dlock/open.h>
 #include <dlock/postgres.h>
 
+#include "backends/sql/table_locks.h"
 #include "core/backend_registry.h"
 #include "core/url.h"
 
@@ -82,28 +83,21 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     if (open_options.password && authority.find('@') == std::string_view::npos) {
       bad_url(url, "a password was given but the URL names no user (postgres://user@host/db)");
     }
-    const auto duration_of = [&](std::string_view value) {
-      try {
-        return parse_duration(percent_decode(url, value));
-      } catch (const Error& e) {
-        bad_url(url, e.what());
-      }
-    };
     std::string libpq_query;
     bool ttl_given = false;
     for_each_query_option(url, query, [&](std::string_view key, std::string_view value) {
       if (key == "schema") {
         options.schema = percent_decode(url, value);
       } else if (key == "heartbeat") {
-        options.heartbeat = duration_of(value);
+        options.heartbeat = url_duration(url, value);
       } else if (key == "mode") {
         options.mode = mode_of(url, percent_decode(url, value));
       } else if (key == "ttl") {
-        options.ttl = duration_of(value);
+        options.ttl = url_duration(url, value);
         ttl_given = true;
       } else {
         // libpq leaves connect_timeout to callers of PQconnectPoll: dlock keeps it.
-        if (key == "connect_timeout") options.connect_timeout = duration_of(value);
+        if (key == "connect_timeout") options.connect_timeout = url_connect_timeout(url, value);
         // Appended piece by piece: GCC 12's -Wrestrict misreads `"?" + std::string(...)` at -O2.
         libpq_query += libpq_query.empty() ? '?' : '&';
         libpq_query.append(key).append("=").append(value);
@@ -111,6 +105,13 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     });
     if (ttl_given && options.mode != postgres::Mode::table) {
       bad_url(url, "ttl= is the lifetime of the table mode's rows: it needs mode=table");
+    }
+    if (ttl_given) {
+      try {
+        sql::table_lease_terms(options.ttl);  // refused now, not once connected
+      } catch (const Error& e) {
+        bad_url(url, e.what());
+      }
     }
     options.conninfo = "postgresql:" + std::string(rest.substr(0, question)) + libpq_query;
   }

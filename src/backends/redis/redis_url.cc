@@ -83,11 +83,7 @@ Endpoint endpoint_from_url(std::string_view url, const UrlParts& parts, bool tls
       ttl = url_duration(url, value);
       if (ttl < kShortestTtl) bad_url(url, "ttl must be at least 100ms");
     } else if (key == "connect_timeout") {
-      endpoint.connect_timeout = url_duration(url, value);
-      // 0 would fail every connection at once, as "no answer" from a server that is up.
-      if (endpoint.connect_timeout <= std::chrono::milliseconds::zero()) {
-        bad_url(url, "connect_timeout must be more than 0");
-      }
+      endpoint.connect_timeout = url_connect_timeout(url, value);
     } else if (key == "tls_ca" && tls) {
       ca_file = percent_decode(url, value);
     } else {

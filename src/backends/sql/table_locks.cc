@@ -8,10 +8,8 @@
 
 namespace dlock::sql {
 
-namespace {
-
 // Server time compared with a local lease: 1% of drift, plus 2 ms of timer granularity.
-lease::LeaseTerms terms_for(std::chrono::milliseconds ttl) {
+lease::LeaseTerms table_lease_terms(std::chrono::milliseconds ttl) {
   if (ttl < std::chrono::milliseconds(100)) {
     throw Error(errc::invalid_argument,
                 "ttl " + std::to_string(ttl.count()) + " ms: the table mode needs at least 100 ms");
@@ -21,14 +19,12 @@ lease::LeaseTerms terms_for(std::chrono::milliseconds ttl) {
   return terms;
 }
 
-}  // namespace
-
 TableLocks::TableLocks(std::shared_ptr<Link> link, TableStatements statements,
                        std::chrono::milliseconds ttl)
     : ModeTables(link,
                  {.setup = statements.setup, .status = statements.status, .list = statements.list}),
       sql_(std::move(statements)),
-      terms_(terms_for(ttl)),
+      terms_(table_lease_terms(ttl)),
       timers_(*link->executor()) {}
 
 std::unique_ptr<detail::Contender> TableLocks::make_contender(std::string_view path,
