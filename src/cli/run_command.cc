@@ -31,10 +31,14 @@ constexpr milliseconds kStatusInterval{500};
 constexpr std::size_t kLongestMessage = 1000;
 constexpr milliseconds kDefaultGrace{5000};  // backends whose locks are never lost
 // How long a wait that ran out gives the server to show that it still answers (busy, 1) rather
-// than not (unavailable, 69); and how long dlock, its exit status known, waits for the backend
-// to close (a ZooKeeper session's closeSession, answered in a round trip by a live server).
+// than not (unavailable, 69), and the path it reads for that: one no lock uses, whose status
+// costs a constant few reads, where the lock's own grows with its queue.
 constexpr milliseconds kServerCheck{1000};
-constexpr milliseconds kClosing{500};
+constexpr const char* kCheckPath = "/.dlock-server-check";
+// How long dlock, its exit status known, waits for the backend to close: the Redis and SQL
+// backends give releases in flight up to 1 s to reach the server, and a ZooKeeper session's
+// closeSession is answered in a round trip by a live server.
+constexpr milliseconds kClosing{1500};
 
 void say(const std::string& message) {
   std::fprintf(stderr, "dlock: %s\n", printable(message, kLongestMessage).c_str());
@@ -103,12 +107,12 @@ milliseconds default_grace(const Backend& backend) {
   return notice ? std::max(milliseconds(1), *notice / 2) : kDefaultGrace;
 }
 
-// Throws Error(connection_lost) if the server does not answer a read of the lock's status
-// within kServerCheck: a wait that ran out then says nothing about the lock, and a cron job's
-// -n must not take an outage for a busy lock. A backend that cannot tell (no status) passes.
-void check_server_answers(Backend& backend, const std::string& name) {
+// Throws Error(connection_lost) if the server does not answer a status read within
+// kServerCheck: a wait that ran out then says nothing about the lock, and a cron job's -n must
+// not take an outage for a busy lock. A backend that cannot tell (no status) passes.
+void check_server_answers(Backend& backend) {
   try {
-    backend.status(name, Clock::now() + kServerCheck);
+    backend.status(kCheckPath, Clock::now() + kServerCheck);
   } catch (const Error& e) {
     const std::error_code ec = e.code();
     if (ec == errc::timed_out || ec == errc::connection_lost || ec == errc::connect_failed ||
@@ -158,7 +162,7 @@ class Runner {
   // Returns `status` once the backend is closed, which may wait for its server, while still
   // answering signals and for at most kClosing: a server that stopped answering must keep
   // dlock neither past its -w nor deaf to SIGTERM. Past that, or on a signal that ends dlock,
-  // exits at once.
+  // exits at once with `status`, which the command or the wait has decided.
   int close_backend(int status) {
     if (!backend_ && !lock_handle_) return status;
     std::atomic<bool> closed{false};
@@ -175,7 +179,7 @@ class Runner {
       if (woken) wakeup_.drain();
       const int signal = signalled ? inbox_.take() : 0;
       if (signal != 0 && signal != SIGUSR1 && signal != SIGUSR2 && is_forwarded(signal)) {
-        exit_now(kSignalBase + signal);
+        exit_now(status);
       }
       if (!closed && Clock::now() >= until) exit_now(status);
     }
@@ -241,7 +245,9 @@ class Runner {
       lease = std::move(acquired->lease);
       return -1;
     }
-    if (interrupted_by != 0 && ec == errc::cancelled) return kSignalBase + interrupted_by;
+    // A signal during the wait or the server's check ends dlock as signals do, whatever else
+    // ended the wait meanwhile (a timeout, the check).
+    if (interrupted_by != 0) return kSignalBase + interrupted_by;
     if (ec == errc::timed_out && acquired->phase == Phase::locking) {
       if (options_.verbose) say(printable(options_.name) + " is busy; gave up");
       return options_.conflict_exit_code;
@@ -277,7 +283,7 @@ class Runner {
         lease = lock.acquire(deadline_, stop);
       } catch (const Error& e) {
         if (e.code() == errc::timed_out && !stop.stop_requested()) {
-          check_server_answers(*backend, options_.name);
+          check_server_answers(*backend);
         }
         throw;
       }

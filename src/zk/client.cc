@@ -20,9 +20,10 @@ using SteadyClock = std::chrono::steady_clock;
 // hammered, short enough that a restarted server is found well within a session timeout.
 constexpr std::chrono::milliseconds kRoundPause{100};
 
-// The most delete frames' bytes joined into one multi: far below the server's request limit
-// (jute.maxbuffer, 1 MiB by default), which closes the connection of a client that passes it.
-constexpr std::size_t kJoinedDeletesBytes = 64 * 1024;
+// The most delete frames' bytes joined into one multi (a hundred or more deletes): far below
+// the server's request limit (jute.maxbuffer, 1 MiB by default, which closes the connection of
+// a client that passes it), also where a server lowered it.
+constexpr std::size_t kJoinedDeletesBytes = 16 * 1024;
 
 std::int32_t to_flags(CreateMode mode) {
   switch (mode) {
@@ -270,14 +271,14 @@ void Client::create(const std::string& path, std::string_view data, CreateMode m
          });
 }
 
-void Client::remove(const std::string& path, int version, Completion done) {
+void Client::remove(const std::string& path, int version, Completion done, bool joinable) {
   submit(
       proto::delete_request(server_path(path), version),
       [done = std::move(done)](std::error_code ec, jute::Reader&) {
         done(ec);
         return true;
       },
-      /*joinable_delete=*/true);
+      joinable);
 }
 
 void Client::get_data(const std::string& path, DataCompletion done) {
@@ -464,11 +465,12 @@ void Client::remove_watch(const std::string& path, std::uint64_t id) {
          [](std::error_code, jute::Reader&) { return true; });
 }
 
-void Client::remove_in_background(const std::string& path) {
-  remove(path, -1, [self = shared_from_this(), path](std::error_code ec) {
+void Client::remove_in_background(const std::string& path, bool may_be_gone) {
+  const auto done = [self = shared_from_this(), path](std::error_code ec) {
     if (is_connection_error(ec)) {
+      // The delete may have been applied before the connection went.
       return self->when_connected([self, path](std::error_code dead) {
-        if (!dead) self->remove_in_background(path);
+        if (!dead) self->remove_in_background(path, /*may_be_gone=*/true);
       });
     }
     // ok, no_node: gone. Session expired or closed: ephemeral, gone with the session.
@@ -478,7 +480,8 @@ void Client::remove_in_background(const std::string& path) {
       self->report(LogLevel::warn, "could not delete " + path + " (" + ec.message() +
                                        "): it stays until the session ends");
     }
-  });
+  };
+  remove(path, -1, done, /*joinable=*/!may_be_gone);
 }
 
 // ---- The connection (the executor's thread) ----
@@ -556,13 +559,19 @@ void Client::on_handshake(std::string_view frame) {
   // once those whose node changed since the last zxid we saw.
   for (const std::string& frame : proto::set_watches_requests(last_zxid_, armed)) send(frame);
   std::vector<Completion> waiters;
+  bool dead = false;
   {
     std::lock_guard lock(mu_);
-    if (dead_) return flush();
-    connected_ = true;
-    waiters.swap(connection_waiters_);
+    dead = static_cast<bool>(dead_);
+    if (!dead) {
+      connected_ = true;
+      waiters.swap(connection_waiters_);
+    }
   }
+  // Outside the lock, which flush() takes (it was called under it, and hung, for a client
+  // killed while its handshake was answered).
   flush();
+  if (dead) return;
   arm_timer();
   for (auto& waiter : waiters) waiter({});
   listener_(ConnectionEvent::connected);

@@ -105,7 +105,8 @@ class Client : public std::enable_shared_from_this<Client> {
 
   void create(const std::string& path, std::string_view data, CreateMode mode,
               CreateCompletion done);
-  void remove(const std::string& path, int version, Completion done);
+  // A `joinable` delete travels in one multi with the deletes queued right beside it (flush()).
+  void remove(const std::string& path, int version, Completion done, bool joinable = true);
   void get_data(const std::string& path, DataCompletion done);
   // As get_data(), and leaves a data watch that fires once when the node changes or is deleted
   // (none when the call fails, e.g. with no_node). Returns the watch's id for remove_watch().
@@ -155,8 +156,11 @@ class Client : public std::enable_shared_from_this<Client> {
   // Idempotent; afterwards client_died() is not called unless a death already pinned it.
   void unlink(DeathWatch& watch) noexcept;
 
-  // Deletes `path` until the delete is confirmed or the session is gone; no callback.
-  void remove_in_background(const std::string& path);
+  // Deletes `path` until the delete is confirmed or the session is gone; no callback. Pass
+  // `may_be_gone` when the node may not exist (a create whose reply was lost): such a delete
+  // is sent alone, since one that fails in a multi makes the others go again behind whatever
+  // was queued meanwhile. Retries after a lost connection are sent alone too.
+  void remove_in_background(const std::string& path, bool may_be_gone = false);
 
   // Forgets the data watch `id` on `path`. The server keeps one watch per path and session,
   // shared by every watcher of this client on that path; when the last one goes, the server's

@@ -57,7 +57,9 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
                                                         const zk::Stat& stat) {
                    if (ec) {
                      // The create may have been applied though its reply was lost: take it back.
-                     if (zk::is_connection_error(ec)) client->remove_in_background(*path);
+                     if (zk::is_connection_error(ec)) {
+                       client->remove_in_background(*path, /*may_be_gone=*/true);
+                     }
                      return done(detail::Outcome::failure(zk::to_dlock_error(ec),
                                                           "downgrading: " + ec.message()));
                    }
