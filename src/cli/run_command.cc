@@ -177,10 +177,7 @@ class Runner {
     while (!closed) {
       const auto [signalled, woken] = wait_events(inbox_, wakeup_, ms_until(until));
       if (woken) wakeup_.drain();
-      const int signal = signalled ? inbox_.take() : 0;
-      if (signal != 0 && signal != SIGUSR1 && signal != SIGUSR2 && is_forwarded(signal)) {
-        exit_now(status);
-      }
+      if (signalled && ends_dlock(inbox_.take())) exit_now(status);
       if (!closed && Clock::now() >= until) exit_now(status);
     }
     closer.join();
@@ -215,8 +212,7 @@ class Runner {
       if (woken) wakeup_.drain();
       if (signalled) {
         const int signal = inbox_.take();
-        // A signal that would end dlock ends the wait: USR1/USR2 are for the command only.
-        if (signal != 0 && signal != SIGUSR1 && signal != SIGUSR2 && is_forwarded(signal)) {
+        if (ends_dlock(signal)) {
           interrupted_by = signal;
           stop.request_stop();
         }

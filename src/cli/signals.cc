@@ -49,4 +49,8 @@ bool is_forwarded(int signal) noexcept {
   return false;
 }
 
+bool ends_dlock(int signal) noexcept {
+  return signal != SIGUSR1 && signal != SIGUSR2 && is_forwarded(signal);
+}
+
 }  // namespace dlock::cli

@@ -33,6 +33,9 @@ class SignalInbox {
 };
 
 bool is_forwarded(int signal) noexcept;
+// Whether `signal` ends dlock while it is not running the command (waiting, closing): the
+// forwarded signals but SIGUSR1 and SIGUSR2, which are for the command only.
+bool ends_dlock(int signal) noexcept;
 
 }  // namespace dlock::cli
 
