@@ -117,10 +117,12 @@ void check_server_answers(Backend& backend) {
     const std::error_code ec = e.code();
     if (ec == errc::timed_out || ec == errc::connection_lost || ec == errc::connect_failed ||
         ec == errc::session_expired) {
+      // The read's own message would name the probe's path and a lock it did not ask for.
       throw Error(errc::connection_lost,
                   "the lock was not granted within the wait, and the server did not answer "
                   "within " +
-                      std::to_string(kServerCheck.count()) + " ms after it: " + message_of(e));
+                      std::to_string(kServerCheck.count()) + " ms after it" +
+                      (ec == errc::timed_out ? std::string() : " (" + ec.message() + ")"));
     }
   }
 }
