@@ -208,9 +208,15 @@ TYPED_TEST(CliBackendsTest, AnotherKindOfLockOnTheNameIsRefused) {
   stop_holder(exclusive);
   // Free again: any kind, any permits, at once (on ZooKeeper before the server removes the
   // empty lock node with the old permits on it).
-  EXPECT_EQ(0, this->run_dlock({"run", "-n", "/kinds/m", "--", "true"}).status);
-  EXPECT_EQ(0, this->run_dlock({"run", "-n", "--max", "3", "/kinds/x", "--", "true"}).status);
-  EXPECT_EQ(0, this->run_dlock({"run", "-n", "--max", "4", "/kinds/x", "--", "true"}).status);
+  for (const std::vector<std::string>& options : {std::vector<std::string>{"/kinds/m"},
+                                                  {"--max", "3", "/kinds/x"},
+                                                  {"--max", "4", "/kinds/x"}}) {
+    std::vector<std::string> args = {"run", "-n"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"--", "true"});
+    const Finished free = this->run_dlock(args);
+    EXPECT_EQ(0, free.status) << free.err;
+  }
 }
 
 // What other processes wrote (a label, a host name) is escaped before it reaches a terminal;

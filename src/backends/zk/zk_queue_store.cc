@@ -167,7 +167,11 @@ void ZkQueueStore::check_permits(std::function<void(engine::PermitsCheck)> done)
       return self->client_->multi(
           {zk::Op::set(self->site_.dir, wanted, stat.version)}, [self, done](std::error_code set) {
             if (!set) return done(PermitsCheck(Result::agreed));
-            if (set == zk::Code::bad_version) return self->check_permits(done);
+            // Someone changed the record, or the server removed the empty lock node meanwhile
+            // (a container): look again.
+            if (set == zk::Code::bad_version || set == zk::Code::no_node) {
+              return self->check_permits(done);
+            }
             done(PermitsCheck(Result::failed,
                               engine_failure(set, "recording the permits of " + self->site_.dir)));
           });
