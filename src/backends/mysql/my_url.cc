@@ -74,13 +74,7 @@ std::shared_ptr<dlock::Backend> open_mysql(std::string_view url, const OpenOptio
   if (ttl_given && options.mode != mysql::Mode::table) {
     bad_url(url, "ttl= is the lifetime of the table mode's rows: it needs mode=table");
   }
-  if (ttl_given) {
-    try {
-      sql::table_lease_terms(options.ttl);  // refused now, not once connected
-    } catch (const Error& e) {
-      bad_url(url, e.what());
-    }
-  }
+  if (ttl_given) sql::check_url_ttl(url, options.ttl);  // now, not once connected
   if (open_options.connect_timeout) {
     options.connect_timeout = std::min(options.connect_timeout, *open_options.connect_timeout);
   }

@@ -106,13 +106,7 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     if (ttl_given && options.mode != postgres::Mode::table) {
       bad_url(url, "ttl= is the lifetime of the table mode's rows: it needs mode=table");
     }
-    if (ttl_given) {
-      try {
-        sql::table_lease_terms(options.ttl);  // refused now, not once connected
-      } catch (const Error& e) {
-        bad_url(url, e.what());
-      }
-    }
+    if (ttl_given) sql::check_url_ttl(url, options.ttl);  // now, not once connected
     options.conninfo = "postgresql:" + std::string(rest.substr(0, question)) + libpq_query;
   }
   check_with_libpq(url, options.conninfo);

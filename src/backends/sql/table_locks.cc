@@ -4,6 +4,7 @@
 
 #include "core/holder_data.h"
 #include "core/refused_contender.h"
+#include "core/url.h"
 #include "table_contender.h"
 
 namespace dlock::sql {
@@ -17,6 +18,14 @@ lease::LeaseTerms table_lease_terms(std::chrono::milliseconds ttl) {
   lease::LeaseTerms terms{.ttl = ttl};
   lease::LeaseClock check(terms);  // throws for terms that leave no time to hold
   return terms;
+}
+
+void check_url_ttl(std::string_view url, std::chrono::milliseconds ttl) {
+  try {
+    table_lease_terms(ttl);
+  } catch (const Error& e) {
+    detail::bad_url(url, e.what());
+  }
 }
 
 TableLocks::TableLocks(std::shared_ptr<Link> link, TableStatements statements,

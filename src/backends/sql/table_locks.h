@@ -38,6 +38,8 @@ namespace dlock::sql {
 // The table mode's lease for rows of `ttl`. Throws Error(invalid_argument) for a ttl under
 // 100 ms, or one that leaves no time to hold (lease::LeaseClock).
 lease::LeaseTerms table_lease_terms(std::chrono::milliseconds ttl);
+// Refuses a URL's ttl= that table_lease_terms() would refuse, as bad_url(): before connecting.
+void check_url_ttl(std::string_view url, std::chrono::milliseconds ttl);
 
 // Thread safety: safe for concurrent use; what runs statements posts to the link's executor.
 class TableLocks : public ModeTables, public std::enable_shared_from_this<TableLocks> {
