@@ -20,10 +20,10 @@ using SteadyClock = std::chrono::steady_clock;
 // hammered, short enough that a restarted server is found well within a session timeout.
 constexpr std::chrono::milliseconds kRoundPause{100};
 
-// The most delete frames' bytes joined into one multi (a hundred or more deletes): far below
+// The most frames' bytes joined into one multi (a hundred or more deletes): far below
 // the server's request limit (jute.maxbuffer, 1 MiB by default, which closes the connection of
 // a client that passes it), also where a server lowered it.
-constexpr std::size_t kJoinedDeletesBytes = 16 * 1024;
+constexpr std::size_t kJoinedBytes = 16 * 1024;
 
 std::int32_t to_flags(CreateMode mode) {
   switch (mode) {
@@ -220,7 +220,7 @@ std::string Client::client_path(std::string path) const {
 
 // ---- Submitting requests (any thread) ----
 
-void Client::submit(std::string frame, ReplyHandler on_reply, bool joinable_delete) {
+void Client::submit(std::string frame, ReplyHandler on_reply, Joining joining) {
   std::error_code dead;
   bool post_flush = false;
   {
@@ -231,7 +231,7 @@ void Client::submit(std::string frame, ReplyHandler on_reply, bool joinable_dele
       // Wraps after 2^31 requests; negative xids are ZooKeeper's reserved ones.
       if (next_xid_ < 0) next_xid_ = 1;
       proto::set_xid(frame, xid);
-      outbox_.push_back({xid, std::move(frame), std::move(on_reply), joinable_delete});
+      outbox_.push_back({xid, std::move(frame), std::move(on_reply), joining});
       post_flush = !flush_posted_;
       flush_posted_ = true;
     }
@@ -251,24 +251,30 @@ void Client::submit(std::string frame, ReplyHandler on_reply, bool joinable_dele
 void Client::create(const std::string& path, std::string_view data, CreateMode mode,
                     CreateCompletion done) {
   const proto::Acl acl = config_.digest_auth.empty() ? proto::Acl::open : proto::Acl::creator_all;
-  submit(proto::create_request(server_path(path), data, acl, to_flags(mode)),
-         // Weak: a request the destructor completes runs after the client is gone.
-         [weak = weak_from_this(), done = std::move(done)](std::error_code ec, jute::Reader& body) {
-           auto self = weak.lock();
-           if (ec || !self) {
-             done(ec ? ec : make_error_code(errc::session_closed), std::string(), Stat{});
-             return true;
-           }
-           std::string created = body.bytes();
-           Stat stat;
-           proto::decode_stat(body, stat);
-           if (!body.done()) {
-             done(make_error_code(Code::marshalling_error), std::string(), Stat{});
-             return false;
-           }
-           done({}, self->client_path(std::move(created)), stat);
-           return true;
-         });
+  // Other creates may fail where this one would not (node_exists), and two creates in one multi
+  // would share a czxid, which callers take for a token: only sequential ones join, one a multi.
+  const Joining joining =
+      mode == CreateMode::ephemeral_sequential ? Joining::create_node : Joining::alone;
+  submit(
+      proto::create_request(server_path(path), data, acl, to_flags(mode)),
+      // Weak: a request the destructor completes runs after the client is gone.
+      [weak = weak_from_this(), done = std::move(done)](std::error_code ec, jute::Reader& body) {
+        auto self = weak.lock();
+        if (ec || !self) {
+          done(ec ? ec : make_error_code(errc::session_closed), std::string(), Stat{});
+          return true;
+        }
+        std::string created = body.bytes();
+        Stat stat;
+        proto::decode_stat(body, stat);
+        if (!body.done()) {
+          done(make_error_code(Code::marshalling_error), std::string(), Stat{});
+          return false;
+        }
+        done({}, self->client_path(std::move(created)), stat);
+        return true;
+      },
+      joining);
 }
 
 void Client::remove(const std::string& path, int version, Completion done, bool joinable) {
@@ -278,7 +284,7 @@ void Client::remove(const std::string& path, int version, Completion done, bool 
         done(ec);
         return true;
       },
-      joinable);
+      joinable ? Joining::delete_node : Joining::alone);
 }
 
 void Client::get_data(const std::string& path, DataCompletion done) {
@@ -715,17 +721,23 @@ void Client::flush() {
     ready.swap(outbox_);
   }
   for (auto next = ready.begin(); next != ready.end();) {
-    // Deletes queued back to back (many locks released at once) go as one multi: the server
-    // spends on a request what it spends on a handful of its operations (a delete cost it
-    // 70-90 µs of CPU alone and 10-17 µs in a multi of 100, measured on ZooKeeper 3.8).
-    auto last = next + 1;
-    std::size_t bytes = next->frame.size();
-    while (next->joinable_delete && last != ready.end() && last->joinable_delete &&
-           bytes + last->frame.size() <= kJoinedDeletesBytes) {
+    // Writes queued back to back (many locks released at once, or a release and the next
+    // acquisition) go as one multi: the server spends on a request what it spends on a handful
+    // of its operations (a delete cost it 70-90 µs of CPU alone and 10-17 µs in a multi of
+    // 100, measured on ZooKeeper 3.8).
+    auto last = next;
+    std::size_t bytes = 0;
+    bool has_create = false;
+    while (last != ready.end() && last->joining != Joining::alone &&
+           (last == next || bytes + last->frame.size() <= kJoinedBytes)) {
+      const bool create = last->joining == Joining::create_node;
+      if (create && has_create) break;
+      has_create = has_create || create;
       bytes += last->frame.size();
       ++last;
     }
-    Request request = last - next > 1 ? join_deletes(next, last) : std::move(*next);
+    if (last == next) ++last;
+    Request request = last - next > 1 ? join(next, last) : std::move(*next);
     to_write_.append(request.frame);
     request.frame = std::string();
     in_flight_.push_back(std::move(request));
@@ -734,32 +746,41 @@ void Client::flush() {
   write_more();
 }
 
-Client::Request Client::join_deletes(std::deque<Request>::iterator first,
-                                     std::deque<Request>::iterator last) {
+Client::Request Client::join(std::deque<Request>::iterator first,
+                             std::deque<Request>::iterator last) {
   std::vector<std::string_view> frames;
   for (auto it = first; it != last; ++it) frames.push_back(it->frame);
-  std::string frame = proto::multi_of_deletes(frames);
+  std::string frame = proto::multi_of(frames);
   proto::set_xid(frame, first->xid);
   std::vector<Request> parts(std::make_move_iterator(first), std::make_move_iterator(last));
   auto on_reply = [weak = weak_from_this(), parts = std::move(parts)](std::error_code ec,
                                                                       jute::Reader& body) mutable {
-    std::vector<std::int32_t> results;
+    std::vector<proto::MultiResult> results;
     const bool decoded = body.remaining() > 0 && proto::decode_multi_results(body, results) &&
                          results.size() == parts.size();
     if (!decoded && !ec) ec = make_error_code(Code::marshalling_error);
     auto self = weak.lock();
+    bool well_formed = decoded || ec != Code::marshalling_error;
     for (std::size_t i = 0; i < parts.size(); ++i) {
-      jute::Reader none({});
       if (!decoded) {
+        jute::Reader none({});
         parts[i].on_reply(ec, none);
-      } else if (results[i] == proto::kRolledBack && self) {
-        // Not applied because another delete of the multi failed: it goes again on its own.
+      } else if (results[i].rc == proto::kRolledBack && self) {
+        // Not applied because another operation of the multi failed: it goes again on its own.
         self->submit(std::move(parts[i].frame), std::move(parts[i].on_reply));
+      } else if (results[i].type == proto::kCreate && self) {
+        // The multi's reply just set last_zxid_ to its transaction's zxid, the node's czxid.
+        // Only ephemeral creates join (create()).
+        const std::string record =
+            proto::create2_result(results[i].body, self->last_zxid_, self->session_id());
+        jute::Reader result(record);
+        well_formed = parts[i].on_reply({}, result) && well_formed;
       } else {
-        parts[i].on_reply(from_rc(results[i]), none);
+        jute::Reader result(results[i].body);
+        well_formed = parts[i].on_reply(from_rc(results[i].rc), result) && well_formed;
       }
     }
-    return decoded || ec != Code::marshalling_error;
+    return well_formed;
   };
   return {first->xid, std::move(frame), std::move(on_reply)};
 }

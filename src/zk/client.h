@@ -103,9 +103,14 @@ class Client : public std::enable_shared_from_this<Client> {
   // The library thread that runs timers and user callbacks for work on this client.
   detail::Executor& executor() const noexcept { return *executor_; }
 
+  // An ephemeral sequential create travels in one multi with the deletes queued right before
+  // or after it (flush()). Should one of them fail, ZooKeeper applies none, and the create goes
+  // again on its own: it is then answered after requests queued behind it.
   void create(const std::string& path, std::string_view data, CreateMode mode,
               CreateCompletion done);
-  // A `joinable` delete travels in one multi with the deletes queued right beside it (flush()).
+  // A `joinable` delete travels in one multi with the deletes, and at most one sequential
+  // create, queued right beside it (flush()); if another operation there fails, it goes again
+  // on its own.
   void remove(const std::string& path, int version, Completion done, bool joinable = true);
   void get_data(const std::string& path, DataCompletion done);
   // As get_data(), and leaves a data watch that fires once when the node changes or is deleted
@@ -172,12 +177,13 @@ class Client : public std::enable_shared_from_this<Client> {
   // the connection's) `body` is empty and not read. Returns false when the body is malformed
   // (after completing the operation with marshalling_error): the connection is then broken.
   using ReplyHandler = std::function<bool(std::error_code ec, jute::Reader& body)>;
+  // Which requests may travel in one multi with those queued right beside them (flush()).
+  enum class Joining : std::uint8_t { alone, delete_node, create_node };
   struct Request {
     std::int32_t xid = 0;
     std::string frame;
     ReplyHandler on_reply;
-    // A delete that may travel in one multi with the deletes queued right after it.
-    bool joinable_delete = false;
+    Joining joining = Joining::alone;
   };
   struct Watcher {
     Watcher(std::uint64_t id, std::shared_ptr<const std::string> path, WatchFn fn)
@@ -208,7 +214,7 @@ class Client : public std::enable_shared_from_this<Client> {
   Client(Config config, std::shared_ptr<detail::Executor> executor, EventListener listener);
 
   // Any thread.
-  void submit(std::string frame, ReplyHandler on_reply, bool joinable_delete = false);
+  void submit(std::string frame, ReplyHandler on_reply, Joining joining = Joining::alone);
   void die(std::error_code reason);
   std::string server_path(const std::string& path) const;
   std::string client_path(std::string path) const;
@@ -227,7 +233,7 @@ class Client : public std::enable_shared_from_this<Client> {
   bool handle_frame(std::string_view frame);
   void on_notification(jute::Reader& body);
   void flush();
-  Request join_deletes(std::deque<Request>::iterator first, std::deque<Request>::iterator last);
+  Request join(std::deque<Request>::iterator first, std::deque<Request>::iterator last);
   void send(std::string_view frame);
   void write_more();
   void arm_timer();

@@ -22,6 +22,8 @@ class Writer {
   // A ustring or a buffer: both are a 32-bit length and the bytes.
   void bytes(std::string_view v);
   void strings(const std::vector<std::string>& v);
+  // Bytes already encoded, as they are.
+  void raw(std::string_view v) { out_.append(v); }
 
   // Reserves a 32-bit length at the current end; patch_length() later fills it with the count
   // of bytes written after it (a frame's length prefix).
@@ -48,6 +50,8 @@ class Reader {
   std::vector<std::string> strings();
 
   bool ok() const noexcept { return ok_; }
+  // What is left to read (nothing once failed).
+  std::string_view rest() const noexcept { return ok_ ? in_.substr(pos_) : std::string_view(); }
   std::size_t remaining() const noexcept { return ok_ ? in_.size() - pos_ : 0; }
   // True when every byte was consumed and nothing failed: a message with trailing bytes is as
   // malformed as a short one.

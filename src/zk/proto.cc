@@ -47,6 +47,20 @@ void write_create(jute::Writer& w, std::string_view path, std::string_view data,
   w.int32(flags);
 }
 
+// A multi's operation header (MultiHeader): the operation, not the last, no error.
+void write_op_header(jute::Writer& w, std::int32_t op) {
+  w.int32(op);
+  w.boolean(false);
+  w.int32(-1);
+}
+
+// The header that ends a multi: type -1, done, err -1.
+void write_multi_end(jute::Writer& w) {
+  w.int32(-1);
+  w.boolean(true);
+  w.int32(-1);
+}
+
 }  // namespace
 
 std::string connect_request(std::int64_t last_zxid, std::int32_t timeout_ms,
@@ -130,52 +144,42 @@ std::string multi_request(const std::vector<Op>& ops, Acl acl) {
   for (const Op& op : ops) {
     switch (op.kind) {
       case Op::Kind::create:
-        w.int32(kCreate);
-        w.boolean(false);
-        w.int32(-1);
+        write_op_header(w, kCreate);
         write_create(w, op.path, op.data, acl, op.ephemeral ? kEphemeral : kPersistent);
         break;
       case Op::Kind::remove:
-        w.int32(kDelete);
-        w.boolean(false);
-        w.int32(-1);
+        write_op_header(w, kDelete);
         w.bytes(op.path);
         w.int32(op.version);
         break;
       case Op::Kind::set:
-        w.int32(kSetData);
-        w.boolean(false);
-        w.int32(-1);
+        write_op_header(w, kSetData);
         w.bytes(op.path);
         w.bytes(op.data);
         w.int32(op.version);
         break;
       case Op::Kind::check:
-        w.int32(kCheck);
-        w.boolean(false);
-        w.int32(-1);
+        write_op_header(w, kCheck);
         w.bytes(op.path);
         w.int32(op.version);
         break;
     }
   }
-  w.int32(-1);  // the end: type -1, done, err -1
-  w.boolean(true);
-  w.int32(-1);
+  write_multi_end(w);
   return f.finish();
 }
 
-std::string multi_of_deletes(const std::vector<std::string_view>& deletes) {
-  std::vector<Op> ops;
-  ops.reserve(deletes.size());
-  for (std::string_view frame : deletes) {
-    jute::Reader in(frame.substr(4));  // after the length prefix
-    in.int32();                        // xid
-    in.int32();                        // kDelete
-    std::string path = in.bytes();
-    ops.push_back(Op::remove(std::move(path), in.int32()));
+std::string multi_of(const std::vector<std::string_view>& writes) {
+  Frame f(kMulti);
+  jute::Writer& w = f.writer();
+  for (std::string_view frame : writes) {
+    jute::Reader header(frame.substr(4));  // after the length prefix
+    header.int32();                        // xid
+    write_op_header(w, header.int32());
+    w.raw(header.rest());
   }
-  return multi_request(ops, Acl::open);  // a delete carries no ACL
+  write_multi_end(w);
+  return f.finish();
 }
 
 std::vector<std::string> set_watches_requests(std::int64_t last_zxid,
@@ -249,7 +253,7 @@ bool decode_watcher_event(jute::Reader& in, WatcherEvent& out) {
   return in.done();
 }
 
-bool decode_multi_results(jute::Reader& in, std::vector<std::int32_t>& results) {
+bool decode_multi_results(jute::Reader& in, std::vector<MultiResult>& results) {
   results.clear();
   for (;;) {
     const std::int32_t type = in.int32();
@@ -257,14 +261,16 @@ bool decode_multi_results(jute::Reader& in, std::vector<std::int32_t>& results) 
     in.int32();  // err of the header: the error result repeats it
     if (!in.ok()) return false;
     if (done) break;
+    const std::string_view record = in.rest();
     Stat ignored;
-    std::int32_t result = 0;
+    MultiResult result;
+    result.type = type;
     switch (type) {
       case kMultiError:
-        result = in.int32();
+        result.rc = in.int32();
         // A failed multi reports the operations before the failing one as errors with code
         // 0: they would have been applied, and were not.
-        if (result == 0) result = kRolledBack;
+        if (result.rc == 0) result.rc = kRolledBack;
         break;
       case kCreate:
         in.bytes();
@@ -283,18 +289,37 @@ bool decode_multi_results(jute::Reader& in, std::vector<std::int32_t>& results) 
         return false;
     }
     if (!in.ok()) return false;
+    if (result.rc == 0) result.body = record.substr(0, record.size() - in.rest().size());
     results.push_back(result);
   }
   return in.done();
 }
 
+std::string create2_result(std::string_view create_result, std::int64_t zxid,
+                           std::int64_t ephemeral_owner) {
+  std::string out(create_result);
+  jute::Writer w(out);
+  w.int64(zxid);  // czxid
+  w.int64(zxid);  // mzxid
+  w.int64(0);     // ctime
+  w.int64(0);     // mtime
+  w.int32(0);     // version
+  w.int32(0);     // cversion
+  w.int32(0);     // aversion
+  w.int64(ephemeral_owner);
+  w.int32(0);     // data length
+  w.int32(0);     // children
+  w.int64(zxid);  // pzxid
+  return out;
+}
+
 bool decode_multi_response(jute::Reader& in, std::int32_t& first_error) {
-  std::vector<std::int32_t> results;
+  std::vector<MultiResult> results;
   const bool decoded = decode_multi_results(in, results);
-  const auto failed = std::find_if(results.begin(), results.end(), [](std::int32_t result) {
-    return result != 0 && result != kRolledBack;
+  const auto failed = std::find_if(results.begin(), results.end(), [](const MultiResult& result) {
+    return result.rc != 0 && result.rc != kRolledBack;
   });
-  first_error = failed == results.end() ? 0 : *failed;
+  first_error = failed == results.end() ? 0 : failed->rc;
   return decoded;
 }
 

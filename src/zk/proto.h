@@ -116,8 +116,9 @@ std::string sync_request(std::string_view path);
 std::string remove_watches_request(std::string_view path, std::int32_t type);
 // `ops`' paths are the server's (chroot already prefixed).
 std::string multi_request(const std::vector<Op>& ops, Acl acl);
-// One multi request that deletes what `deletes` (delete_request() frames) delete, in order.
-std::string multi_of_deletes(const std::vector<std::string_view>& deletes);
+// One multi request doing, in order, what `writes` (create_request() and delete_request()
+// frames) do: each frame's request record goes in unchanged, under its own operation code.
+std::string multi_of(const std::vector<std::string_view>& writes);
 // One or more frames, each under kSetWatchesBatch bytes of paths.
 std::vector<std::string> set_watches_requests(std::int64_t last_zxid,
                                               const std::vector<std::string>& data_paths);
@@ -128,9 +129,22 @@ bool decode_connect_response(std::string_view frame, ConnectResponse& out);
 bool decode_reply_header(jute::Reader& in, ReplyHeader& out);
 bool decode_stat(jute::Reader& in, Stat& out);
 bool decode_watcher_event(jute::Reader& in, WatcherEvent& out);
-// A multi's results, one per operation: 0 (applied), or its error. When one operation fails,
-// ZooKeeper applies none: the others read as kRolledBack.
-bool decode_multi_results(jute::Reader& in, std::vector<std::int32_t>& results);
+// One operation's outcome in a multi's reply: `rc` is 0 (applied) or its error; when one
+// operation fails, ZooKeeper applies none, and the others read as kRolledBack. `body` is the
+// operation's result record as a reply to it alone would carry it (a create's path and stat),
+// empty after an error; it views the decoded reply.
+struct MultiResult {
+  std::int32_t type = 0;  // the result's operation code (kMultiError after an error)
+  std::int32_t rc = 0;
+  std::string_view body;
+};
+bool decode_multi_results(jute::Reader& in, std::vector<MultiResult>& results);
+// ZooKeeper answers a create in a multi with the path alone (a kCreate result, even for
+// create2). A node's stat at its creation follows from the multi's zxid and its owner (the
+// session, for an ephemeral node; 0 otherwise): this is the create2 result record (path, stat;
+// ctime, mtime and data length 0) that a create2 alone would have had.
+std::string create2_result(std::string_view create_result, std::int64_t zxid,
+                           std::int64_t ephemeral_owner);
 // `first_error` is the first operation's error that is not kRolledBack.
 bool decode_multi_response(jute::Reader& in, std::int32_t& first_error);
 

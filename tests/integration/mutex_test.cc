@@ -261,6 +261,42 @@ INSTANTIATE_TEST_SUITE_P(Sessions, HerdTest, ::testing::Values(true, false), [](
   return info.param ? "OneSession" : "SessionEach";
 });
 
+// A release and the next acquisition queued together on one session travel as one multi (the
+// delete and the create). When the delete fails there (someone removed the released node),
+// ZooKeeper applies neither, and the create goes again on its own, answered after the listing
+// sent with it: that listing cannot show the new node, so it is asked for again, and the
+// acquisition takes its lock.
+TEST_F(MutexTest, AnAcquisitionWhoseCreateWasRolledBackWithAFailedReleaseStillLocks) {
+  auto session = connect();
+  Mutex released(session, "/locks/rolled-back/released");
+  Mutex acquiring(session, "/locks/rolled-back/acquiring");
+  Mutex trigger(session, "/locks/rolled-back/trigger");
+  Lease held = released.acquire();
+  // The lock's node exists, so that the create fails only with the delete.
+  raw().create_persistent("/locks/rolled-back/acquiring");
+  const auto nodes = contenders("/locks/rolled-back/released");
+  ASSERT_EQ(nodes.size(), 1u);
+  raw().remove("/locks/rolled-back/released/" + nodes[0]);
+  std::promise<std::error_code> acquired;
+  Lease lease;
+  // On the client's thread, so that the delete and the create are queued back to back.
+  trigger.async_acquire([&](std::error_code ec, Lease) {
+    ASSERT_FALSE(ec) << ec.message();
+    held.release();
+    acquiring.async_acquire(
+        [&](std::error_code ec, Lease taken) {
+          lease = std::move(taken);
+          acquired.set_value(ec);
+        },
+        Clock::now() + 10s);
+  });
+  auto outcome = acquired.get_future();
+  ASSERT_EQ(outcome.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(outcome.get(), std::error_code());
+  EXPECT_EQ(contenders("/locks/rolled-back/acquiring").size(), 1u);
+  lease.release();
+}
+
 TEST_F(MutexTest, TimeoutLeavesNoNodeBehind) {
   auto session = connect();
   Mutex holder(session, "/locks/x");

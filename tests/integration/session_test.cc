@@ -14,7 +14,21 @@
 namespace dlock::test {
 namespace {
 
-using SessionTest = ZkTest;
+class SessionTest : public ZkTest {
+ protected:
+  // dlock's own client on `executor`, connected to the server under the test's chroot; null
+  // (after a failed expectation) if it did not connect.
+  std::shared_ptr<zk::Client> connect_client(std::shared_ptr<detail::Executor> executor) {
+    auto client = zk::Client::open(
+        {.hosts = server().connect_string(), .chroot = chroot_, .session_timeout = 6000ms},
+        std::move(executor), [](zk::ConnectionEvent) {});
+    std::promise<std::error_code> connected;
+    client->when_connected([&](std::error_code ec) { connected.set_value(ec); });
+    const std::error_code ec = connected.get_future().get();
+    EXPECT_EQ(ec, std::error_code()) << ec.message();
+    return ec ? nullptr : client;
+  }
+};
 
 void expect_connect_error(const zk::Options& options, errc expected, const std::string& text) {
   try {
@@ -252,12 +266,8 @@ TEST_F(SessionTest, ClosingASessionFiresLostOnEveryLockStillHeld) {
 // again, each on its own.
 TEST_F(SessionTest, DeletesQueuedTogetherTravelAsOneRequest) {
   auto executor = std::make_shared<detail::Executor>();
-  auto client = zk::Client::open(
-      {.hosts = server().connect_string(), .chroot = chroot_, .session_timeout = 6000ms}, executor,
-      [](zk::ConnectionEvent) {});
-  std::promise<std::error_code> connected;
-  client->when_connected([&](std::error_code ec) { connected.set_value(ec); });
-  ASSERT_EQ(connected.get_future().get(), std::error_code());
+  auto client = connect_client(executor);
+  ASSERT_TRUE(client);
   constexpr int kNodes = 20;
   raw().create_persistent("/joined");
   // Deletes `paths` from one task of the client's thread, so that none is written before the
@@ -294,6 +304,72 @@ TEST_F(SessionTest, DeletesQueuedTogetherTravelAsOneRequest) {
     }
   }
   EXPECT_TRUE(raw().children("/joined").empty());
+  client->close(make_error_code(errc::session_closed));
+}
+
+// A sequential create joins the deletes queued before it (a release, then the next
+// acquisition), one create a multi: two in one would share a czxid, which is a lock's token.
+// If a delete there fails, the create goes again on its own and still succeeds, and what it
+// answers is its own reply: the node's name and stat.
+TEST_F(SessionTest, ASequentialCreateTravelsWithTheDeletesBeforeIt) {
+  auto executor = std::make_shared<detail::Executor>();
+  auto client = connect_client(executor);
+  ASSERT_TRUE(client);
+  raw().create_persistent("/joined");
+  struct Created {
+    std::error_code ec;
+    std::string path;
+    zk::Stat stat;
+  };
+  // From one task of the client's thread, so that none is written before the last is queued:
+  // deletes `paths`, then creates two sequential nodes; the deletes' errors and the creates.
+  const auto remove_then_create = [&](const std::vector<std::string>& paths) {
+    std::vector<std::promise<std::error_code>> removed(paths.size());
+    std::vector<std::promise<Created>> created(2);
+    executor->post([&] {
+      for (std::size_t i = 0; i < paths.size(); ++i) {
+        client->remove(paths[i], -1,
+                       [&removed, i](std::error_code ec) { removed[i].set_value(ec); });
+      }
+      for (auto& one : created) {
+        client->create("/joined/seq-", "", zk::CreateMode::ephemeral_sequential,
+                       [&one](std::error_code ec, std::string path, const zk::Stat& stat) {
+                         one.set_value({ec, std::move(path), stat});
+                       });
+      }
+    });
+    std::vector<std::error_code> errors;
+    for (auto& one : removed) errors.push_back(one.get_future().get());
+    std::vector<Created> creates;
+    for (auto& one : created) creates.push_back(one.get_future().get());
+    return std::make_pair(errors, creates);
+  };
+  const auto expect_created = [&](const std::vector<Created>& creates) {
+    for (const Created& one : creates) {
+      EXPECT_EQ(one.ec, std::error_code()) << one.ec.message();
+      EXPECT_EQ(one.path.rfind("/joined/seq-", 0), 0u) << one.path;
+      EXPECT_EQ(one.stat.ephemeral_owner, client->session_id());
+      EXPECT_EQ(one.stat.czxid, raw().czxid(one.path)) << one.path;
+    }
+    EXPECT_NE(creates[0].stat.czxid, creates[1].stat.czxid);
+  };
+
+  std::vector<std::string> paths{raw().create("/joined/a"), raw().create("/joined/b")};
+  const std::int64_t before = metric("zk_packets_received");
+  auto [errors, creates] = remove_then_create(paths);
+  // Two requests (the deletes with the first create, then the second create), and the
+  // harness's own mntr.
+  EXPECT_LE(metric("zk_packets_received") - before, 4);
+  EXPECT_EQ(errors, std::vector<std::error_code>(2));
+  expect_created(creates);
+  EXPECT_EQ(raw().children("/joined").size(), 2u);
+
+  paths = {raw().create("/joined/c"), "/joined/missing"};
+  std::tie(errors, creates) = remove_then_create(paths);
+  EXPECT_EQ(errors[0], std::error_code()) << errors[0].message();
+  EXPECT_EQ(errors[1], zk::Code::no_node);
+  expect_created(creates);
+  EXPECT_EQ(raw().children("/joined").size(), 4u);
   client->close(make_error_code(errc::session_closed));
 }
 

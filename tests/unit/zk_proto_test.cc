@@ -19,6 +19,12 @@ std::string bytes(std::initializer_list<int> values) {
   return out;
 }
 
+std::vector<std::int32_t> codes_of(const std::vector<proto::MultiResult>& results) {
+  std::vector<std::int32_t> codes;
+  for (const proto::MultiResult& result : results) codes.push_back(result.rc);
+  return codes;
+}
+
 TEST(Jute, IntegersAreBigEndian) {
   std::string out;
   jute::Writer w(out);
@@ -147,12 +153,14 @@ TEST(Proto, MultiResponseReportsTheFirstRealFailureAndEveryResult) {
   EXPECT_EQ(first, -103);
   // None was applied: the others read as rolled back, also the one reported with code 0.
   jute::Reader again(body);
-  std::vector<std::int32_t> results;
+  std::vector<proto::MultiResult> results;
   ASSERT_TRUE(proto::decode_multi_results(again, results));
-  EXPECT_EQ(results, (std::vector<std::int32_t>{proto::kRolledBack, -103, proto::kRolledBack}));
+  EXPECT_EQ(codes_of(results),
+            (std::vector<std::int32_t>{proto::kRolledBack, -103, proto::kRolledBack}));
 }
 
-// A successful multi's results read as 0 (applied).
+// A successful multi's results read as 0 (applied), each with its own result record: a
+// create's is what a create2 reply alone would carry.
 TEST(Proto, MultiResultsOfASuccessfulMultiReadAsApplied) {
   std::string body;
   jute::Writer w(body);
@@ -161,20 +169,57 @@ TEST(Proto, MultiResultsOfASuccessfulMultiReadAsApplied) {
     w.boolean(false);
     w.int32(0);
   }
+  w.int32(proto::kCreate2);
+  w.boolean(false);
+  w.int32(0);
+  std::string created;
+  jute::Writer record(created);
+  record.bytes("/a/lock-0000000007");
+  for (int i = 0; i < 2; ++i) record.int64(100 + i);  // czxid, mzxid
+  for (int i = 0; i < 2; ++i) record.int64(0);        // ctime, mtime
+  for (int i = 0; i < 3; ++i) record.int32(0);        // version, cversion, aversion
+  record.int64(0x1234);                               // ephemeralOwner
+  for (int i = 0; i < 2; ++i) record.int32(0);        // dataLength, numChildren
+  record.int64(0);                                    // pzxid
+  w.raw(created);
   w.int32(-1);
   w.boolean(true);
   w.int32(-1);
   jute::Reader r(body);
-  std::vector<std::int32_t> results;
+  std::vector<proto::MultiResult> results;
   ASSERT_TRUE(proto::decode_multi_results(r, results));
-  EXPECT_EQ(results, (std::vector<std::int32_t>{0, 0}));
+  EXPECT_EQ(codes_of(results), (std::vector<std::int32_t>{0, 0, 0}));
+  EXPECT_TRUE(results[0].body.empty());
+  EXPECT_EQ(results[2].body, created);
+  jute::Reader create_reply(results[2].body);
+  EXPECT_EQ(create_reply.bytes(), "/a/lock-0000000007");
+  Stat stat;
+  EXPECT_TRUE(proto::decode_stat(create_reply, stat));
+  EXPECT_EQ(stat.czxid, 100);
+  EXPECT_TRUE(create_reply.done());
 }
 
-// Deletes joined into one multi are the multi of the same deletes, byte for byte.
-TEST(Proto, JoinedDeletesAreOneMultiOfTheSameDeletes) {
+// Deletes joined into one multi are the multi of the same deletes, byte for byte; a create
+// goes in as its own request record, under its own operation code.
+TEST(Proto, JoinedWritesAreOneMultiOfTheSameWrites) {
   const std::string first = proto::delete_request("/a/_c_1-lock-0000000001", -1);
   const std::string second = proto::delete_request("/b", 7);
-  EXPECT_EQ(proto::multi_of_deletes({first, second}),
+  const std::string create =
+      proto::create_request("/a/_c_2-lock-", "data", proto::Acl::open, proto::kEphemeralSequential);
+  const std::string joined = proto::multi_of({first, create});
+  jute::Reader r(std::string_view(joined).substr(4));
+  r.int32();  // xid
+  EXPECT_EQ(r.int32(), proto::kMulti);
+  EXPECT_EQ(r.int32(), proto::kDelete);
+  EXPECT_FALSE(r.boolean());
+  EXPECT_EQ(r.int32(), -1);
+  EXPECT_EQ(r.bytes(), "/a/_c_1-lock-0000000001");
+  EXPECT_EQ(r.int32(), -1);
+  EXPECT_EQ(r.int32(), proto::kCreate2);
+  EXPECT_FALSE(r.boolean());
+  EXPECT_EQ(r.int32(), -1);
+  EXPECT_EQ(r.rest().substr(0, r.rest().size() - 9), std::string_view(create).substr(12));
+  EXPECT_EQ(proto::multi_of({first, second}),
             proto::multi_request({Op::remove("/a/_c_1-lock-0000000001"), Op::remove("/b", 7)},
                                  proto::Acl::open));
 }

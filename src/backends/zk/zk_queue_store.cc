@@ -57,22 +57,40 @@ void ZkQueueStore::list(Listed done) {
 void ZkQueueStore::enqueue(const std::string& tag,
                            std::function<void(std::optional<Failure>, engine::Enqueued)> enqueued,
                            Listed listed) {
-  // FIFO order within a session: the listing is served after the create.
+  // FIFO order within a session: the listing is served after the create. But the create may
+  // travel in one multi with deletes queued beside it, and if one of those fails, ZooKeeper
+  // applies none and the create goes again on its own, answered after the listing sent with
+  // it, which cannot show our node. That listing is held back and asked for again. Both
+  // replies run on the client's thread, one after the other.
+  struct Replies {
+    bool created = false;
+    Listed listed_early;
+  };
+  auto replies = std::make_shared<Replies>();
   client_->create(entry_path(tag + std::string(site_.naming->stem)), site_.data,
                   zk::CreateMode::ephemeral_sequential,
-                  [self = shared_from_this(), enqueued = std::move(enqueued)](
+                  [self = shared_from_this(), replies, enqueued = std::move(enqueued)](
                       std::error_code ec, std::string created, const zk::Stat& stat) {
+                    replies->created = true;
                     if (ec) {
-                      return enqueued(
-                          engine_failure(ec, "creating a node under " + self->site_.dir), {});
+                      enqueued(engine_failure(ec, "creating a node under " + self->site_.dir), {});
+                    } else {
+                      std::string name = created.substr(created.rfind('/') + 1);
+                      std::string sequence(sequence_of(name));
+                      enqueued(std::nullopt, {.name = std::move(name),
+                                              .sequence = std::move(sequence),
+                                              .token = static_cast<std::uint64_t>(stat.czxid)});
                     }
-                    std::string name = created.substr(created.rfind('/') + 1);
-                    std::string sequence(sequence_of(name));
-                    enqueued(std::nullopt, {.name = std::move(name),
-                                            .sequence = std::move(sequence),
-                                            .token = static_cast<std::uint64_t>(stat.czxid)});
+                    if (replies->listed_early) self->list(std::move(replies->listed_early));
                   });
-  list(std::move(listed));
+  list([replies, listed = std::move(listed)](std::optional<Failure> failed,
+                                             engine::Listing listing) mutable {
+    if (!replies->created) {
+      replies->listed_early = std::move(listed);
+      return;
+    }
+    listed(std::move(failed), std::move(listing));
+  });
 }
 
 void ZkQueueStore::create_queue(Done done) {
