@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <dlock/dlock.h>
@@ -379,16 +380,21 @@ class Runner {
 }  // namespace
 
 int run_command(const RunOptions& options) {
+  // The runner outlives a failure too: whatever failed, its backend is closed as boundedly as
+  // after a success, not by a destructor that may wait for a silent server.
+  std::optional<Runner> runner;
+  int status;
   try {
-    Runner runner(options);
-    return runner.close_backend(runner.run());
+    runner.emplace(options);
+    status = runner->run();
   } catch (const Error& e) {
     say(message_of(e));
-    return exit_status_for(e.code(), Phase::naming);
+    status = exit_status_for(e.code(), Phase::naming);
   } catch (const std::exception& e) {
     say(e.what());
-    return kSoftware;
+    status = kSoftware;
   }
+  return runner ? runner->close_backend(status) : status;
 }
 
 }  // namespace dlock::cli
