@@ -45,13 +45,20 @@ IMPLS = {
     "raw-c": peer("raw-c"),
 }
 LOCK_PEERS = ["dlock", "curator", "kazoo", "go-zookeeper"]
+# dlock's last build on the ZooKeeper C client (compare.sh builds it), where issue 13 compares.
+if ENV.get("DLOCK_C_CLIENT_BENCH"):
+    IMPLS["dlock-c-client"] = [ENV["DLOCK_C_CLIENT_BENCH"], "--impl", "dlock-c-client"]
+    C_CLIENT = ["dlock-c-client"]
+else:
+    C_CLIENT = []
 
 # (label, scenario, clients, locks, impls). raw-c's rows name their §7 scenario after a colon.
 POINTS = [("uncontended", "uncontended", 1, None,
-           LOCK_PEERS + ["naive", "raw-c", "raw-c:uncontended-1rtt"])]
-POINTS += [("contended-%d" % n, "contended", n, None, LOCK_PEERS + ["naive"]) for n in (1, 2, 8, 32)]
+           LOCK_PEERS + C_CLIENT + ["naive", "raw-c", "raw-c:uncontended-1rtt"])]
+POINTS += [("contended-%d" % n, "contended", n, None, LOCK_PEERS + C_CLIENT + ["naive"])
+           for n in (1, 2, 8, 32)]
 POINTS += [("many-locks-%d" % m, "many-locks", 1, m,
-            LOCK_PEERS + ["raw-c", "raw-c:pipelined-cgd"]) for m in (100, 1000)]
+            LOCK_PEERS + C_CLIENT + ["raw-c", "raw-c:pipelined-cgd"]) for m in (100, 1000)]
 POINTS += [("rw-%d" % n, "rw", n, None, ["dlock", "curator", "kazoo", "seed-parent-rw"])
            for n in (8, 32)]
 # kazoo 2.8's rw lock deadlocks (python-zk/kazoo#650); a stall costs 60 s, so try it once.
@@ -141,6 +148,7 @@ def meta(kind):
             "tree_files": ENV.get("DLOCK_TREE_FILES"), "tree_diff": ENV.get("DLOCK_TREE_DIFF"),
             "command": ENV.get("COMMAND_LINE", "bench/compare.sh"), "repeats": REPEATS,
             "target_s": TARGET_S, "quick": QUICK, "herd_k": HERD_K,
+            "c_client_rev": ENV.get("C_CLIENT_REV") if C_CLIENT else None,
             "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
             "environment": report.environment()}
 

@@ -7,6 +7,7 @@
 #
 # Environment: REPEATS (3), TARGET_S (6 s per run), QUICK=1 (tiny K, no pilot: a sanity run),
 # RUN_TIMEOUT (300 s), HERD_K (1000), DLOCK_BUILD_DIR (build-bench), ZK_JVM_OPTS, SKIP_INSTALL=1,
+# C_CLIENT_REV (cacd56f: dlock's last build on the ZooKeeper C client; empty: leave it out),
 # ONLY=extras with RESULTS=FILE (re-measure memory and start-up only, replacing them in FILE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,18 @@ bench/peers/curator/build "$PEERS_BUILD" >&2
 bench/peers/go-zookeeper/build "$PEERS_BUILD" >&2
 DLOCK_CLI=$(find "$repo/$DLOCK_BUILD_DIR" -name dlock -type f -perm -u+x | head -n 1)
 export DLOCK_CLI
+# dlock's last build on the ZooKeeper C client, measured in the same run so that what its own
+# client gained shows (issue 13). C_CLIENT_REV= (empty) leaves it out. Warnings are not errors
+# there: GCC 12 finds a false -Wrestrict in that revision's Release build.
+C_CLIENT_REV=${C_CLIENT_REV-cacd56f}
+if [[ -n "$C_CLIENT_REV" ]]; then
+  c_tree=$repo/build-c-client
+  [[ -d $c_tree ]] || git worktree add --detach "$c_tree" "$C_CLIENT_REV" >&2
+  echo "building dlock $C_CLIENT_REV (on the ZooKeeper C client) into $c_tree/build" >&2
+  (cd "$c_tree" && DLOCK_BUILD_TARGETS=dlock-bench DLOCK_BUILD_DIR=build scripts/build.sh \
+    -DCMAKE_BUILD_TYPE=Release -DDLOCK_BUILD_TESTS=OFF -DDLOCK_BUILD_BENCH=ON -DDLOCK_WERROR=OFF) >&2
+  export DLOCK_C_CLIENT_BENCH=$c_tree/build/bench/dlock-bench C_CLIENT_REV
+fi
 
 zk_dir=$(mktemp -d /tmp/dlock-bench-zk.XXXXXX)
 trap 'scripts/zk-stop.sh "$zk_dir"' EXIT

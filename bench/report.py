@@ -108,7 +108,11 @@ def machine_and_versions(full, extra):
             " Memory and start-up were re-measured on %s with `ONLY=extras RESULTS=%s bench/compare.sh`, "
             "library %s." % (extra.get("started"), "bench/results/<this file>", library(extra)) if extra else ""),
         "Peers: %s; naive and raw-c in C++ on the ZooKeeper C client %s." % (env["peers"], env["c_client"]),
-    ]
+    ] + ([
+        "`dlock-c-client`: dlock at git %s, its last build on the ZooKeeper C client (Release, built by "
+        "`compare.sh` in `build-c-client/`), so that what its own client changed shows in the same run. "
+        "The engine and the lock protocol above the client also changed since." % full["c_client_rev"]]
+        if full.get("c_client_rev") else [])
 
 
 COLUMNS = ["ops/s median (min–max)", "vs Curator", "p50 µs", "hand-off p50 µs",

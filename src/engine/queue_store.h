@@ -4,7 +4,10 @@
 // Every operation completes exactly once through its callback, on any library thread; the
 // callbacks must not block. Requests are sent in the order they are made and answered in
 // that order (a ZooKeeper session's FIFO), which the engine relies on: a permits check made
-// before an enqueue is answered first.
+// before an enqueue is answered first. One exception: a write that the ZooKeeper client sent
+// in one multi with others goes again, on its own, when another one there failed, and is then
+// answered after requests made later. enqueue() keeps its promise below all the same, and a
+// late remove() only leaves an entry in the queue a little longer.
 #ifndef DLOCK_SRC_ENGINE_QUEUE_STORE_H_
 #define DLOCK_SRC_ENGINE_QUEUE_STORE_H_
 

@@ -637,6 +637,8 @@ bool Client::handle_frame(std::string_view frame) {
     lose_connection(make_error_code(Code::marshalling_error));
     return false;
   }
+  // A write's reply carries its transaction's zxid, above every zxid seen before it.
+  written_zxid_ = header.zxid > last_zxid_ ? header.zxid : 0;
   if (header.zxid > last_zxid_) last_zxid_ = header.zxid;
   switch (header.xid) {
     case proto::kWatchXid:
@@ -769,10 +771,17 @@ Client::Request Client::join(std::deque<Request>::iterator first,
         // Not applied because another operation of the multi failed: it goes again on its own.
         self->submit(std::move(parts[i].frame), std::move(parts[i].on_reply));
       } else if (results[i].type == proto::kCreate && self) {
-        // The multi's reply just set last_zxid_ to its transaction's zxid, the node's czxid.
-        // Only ephemeral creates join (create()).
+        // The node's czxid is the multi's zxid: the reply's, which must be new. A reply that
+        // does not advance it cannot give a token; the connection is then given up, and the
+        // engine reads the node's own stat, as after a lost reply. Only ephemeral creates join.
+        if (self->written_zxid_ == 0) {
+          jute::Reader none({});
+          parts[i].on_reply(make_error_code(Code::connection_loss), none);
+          well_formed = false;
+          continue;
+        }
         const std::string record =
-            proto::create2_result(results[i].body, self->last_zxid_, self->session_id());
+            proto::create2_result(results[i].body, self->written_zxid_, self->session_id());
         jute::Reader result(record);
         well_formed = parts[i].on_reply({}, result) && well_formed;
       } else {

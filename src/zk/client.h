@@ -282,6 +282,8 @@ class Client : public std::enable_shared_from_this<Client> {
   std::size_t failed_attempts_ = 0;  // since the last connection that got ready
   std::string password_;
   std::int64_t last_zxid_ = 0;
+  // The zxid of the reply being handled if it is above every earlier one (a write's), else 0.
+  std::int64_t written_zxid_ = 0;
   std::deque<Request> in_flight_;  // written, awaiting replies in this order
   std::string writing_;            // being written
   std::string to_write_;           // written after it

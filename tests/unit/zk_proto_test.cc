@@ -199,6 +199,24 @@ TEST(Proto, MultiResultsOfASuccessfulMultiReadAsApplied) {
   EXPECT_TRUE(create_reply.done());
 }
 
+// A create in a multi is answered with its path alone; the record made for it reads as a
+// create2 reply would: the path, and the stat of a node the multi's transaction created.
+TEST(Proto, ACreateResultInAMultiReadsAsACreate2Reply) {
+  std::string path_record;
+  jute::Writer(path_record).bytes("/a/lock-0000000007");
+  const std::string record = proto::create2_result(path_record, 0x1234, 0x77);
+  jute::Reader r(record);
+  EXPECT_EQ(r.bytes(), "/a/lock-0000000007");
+  Stat stat;
+  ASSERT_TRUE(proto::decode_stat(r, stat));
+  EXPECT_TRUE(r.done());
+  EXPECT_EQ(stat.czxid, 0x1234);
+  EXPECT_EQ(stat.mzxid, 0x1234);
+  EXPECT_EQ(stat.ephemeral_owner, 0x77);
+  EXPECT_EQ(stat.version, 0);
+  EXPECT_EQ(stat.num_children, 0);
+}
+
 // Deletes joined into one multi are the multi of the same deletes, byte for byte; a create
 // goes in as its own request record, under its own operation code.
 TEST(Proto, JoinedWritesAreOneMultiOfTheSameWrites) {

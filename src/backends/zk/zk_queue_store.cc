@@ -72,16 +72,21 @@ void ZkQueueStore::enqueue(const std::string& tag,
                   [self = shared_from_this(), replies, enqueued = std::move(enqueued)](
                       std::error_code ec, std::string created, const zk::Stat& stat) {
                     replies->created = true;
+                    Listed early = std::move(replies->listed_early);
                     if (ec) {
-                      enqueued(engine_failure(ec, "creating a node under " + self->site_.dir), {});
-                    } else {
-                      std::string name = created.substr(created.rfind('/') + 1);
-                      std::string sequence(sequence_of(name));
-                      enqueued(std::nullopt, {.name = std::move(name),
-                                              .sequence = std::move(sequence),
-                                              .token = static_cast<std::uint64_t>(stat.czxid)});
+                      Failure failed =
+                          engine_failure(ec, "creating a node under " + self->site_.dir);
+                      enqueued(failed, {});
+                      // The listing of a failed enqueue is looked at for its failure only.
+                      if (early) early(std::move(failed), {});
+                      return;
                     }
-                    if (replies->listed_early) self->list(std::move(replies->listed_early));
+                    std::string name = created.substr(created.rfind('/') + 1);
+                    std::string sequence(sequence_of(name));
+                    enqueued(std::nullopt, {.name = std::move(name),
+                                            .sequence = std::move(sequence),
+                                            .token = static_cast<std::uint64_t>(stat.czxid)});
+                    if (early) self->list(std::move(early));
                   });
   list([replies, listed = std::move(listed)](std::optional<Failure> failed,
                                              engine::Listing listing) mutable {
