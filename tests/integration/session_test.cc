@@ -169,6 +169,26 @@ TEST_F(SessionTest, DigestAuthMakesLockNodesPrivate) {
   }
   auto alice_again = connect({.digest_auth = {"alice:secret"}});
   EXPECT_EQ(alice_again->status("/private/x").holders.size(), 1u);
+  // A node created in one multi with a release (on the client's thread, the delete and the
+  // create are queued together) carries the same ACL.
+  Mutex again(alice, "/private/y");
+  Mutex trigger(alice, "/private/trigger");
+  Lease held = again.acquire();
+  std::promise<std::error_code> reacquired;
+  Lease lease;
+  trigger.async_acquire([&](std::error_code ec, Lease) {
+    held.release();
+    again.async_acquire([&](std::error_code ec, Lease taken) {
+      lease = std::move(taken);
+      reacquired.set_value(ec);
+    });
+    if (ec) ADD_FAILURE() << ec.message();
+  });
+  ASSERT_EQ(reacquired.get_future().get(), std::error_code());
+  const LockStatus status = alice_again->status("/private/y");
+  ASSERT_EQ(status.holders.size(), 1u);
+  EXPECT_EQ(status.holders[0].token, lease.token());
+  EXPECT_THROW(raw().get("/private/y/" + status.holders[0].node), std::runtime_error);
 }
 
 TEST_F(SessionTest, TheClientLogGoesToTheCallback) {
