@@ -46,6 +46,10 @@ export DLOCK_CLI
 # client gained shows (issue 13). C_CLIENT_REV= (empty) leaves it out. Warnings are not errors
 # there: GCC 12 finds a false -Wrestrict in that revision's Release build.
 C_CLIENT_REV=${C_CLIENT_REV-cacd56f}
+if [[ -n "$C_CLIENT_REV" ]] && ! git cat-file -e "$C_CLIENT_REV^{commit}" 2>/dev/null; then
+  echo "git $C_CLIENT_REV is not in this clone (a shallow one?): leaving dlock-c-client out" >&2
+  C_CLIENT_REV=
+fi
 if [[ -n "$C_CLIENT_REV" ]]; then
   c_tree=$repo/build-c-client
   [[ -d $c_tree ]] || git worktree add --detach "$c_tree" "$C_CLIENT_REV" >&2
