@@ -3,6 +3,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -327,11 +328,11 @@ TEST_F(SessionTest, DeletesQueuedTogetherTravelAsOneRequest) {
   client->close(make_error_code(errc::session_closed));
 }
 
-// A sequential create joins the deletes queued before it (a release, then the next
+// A sequential create joins the deletes queued beside it (a release, then the next
 // acquisition), one create a multi: two in one would share a czxid, which is a lock's token.
 // If a delete there fails, the create goes again on its own and still succeeds, and what it
 // answers is its own reply: the node's name and stat.
-TEST_F(SessionTest, ASequentialCreateTravelsWithTheDeletesBeforeIt) {
+TEST_F(SessionTest, ASequentialCreateTravelsWithTheDeletesBeside) {
   auto executor = std::make_shared<detail::Executor>();
   auto client = connect_client(executor);
   ASSERT_TRUE(client);
@@ -342,19 +343,18 @@ TEST_F(SessionTest, ASequentialCreateTravelsWithTheDeletesBeforeIt) {
     zk::Stat stat;
   };
   // From one task of the client's thread, so that none is written before the last is queued:
-  // deletes `paths`, then creates two sequential nodes; the deletes' errors and the creates.
-  const auto remove_then_create = [&](const std::vector<std::string>& paths) {
+  // for each of `paths`, deletes it and creates a sequential node; the deletes' errors and the
+  // creates.
+  const auto remove_and_create = [&](const std::vector<std::string>& paths) {
     std::vector<std::promise<std::error_code>> removed(paths.size());
-    std::vector<std::promise<Created>> created(2);
+    std::vector<std::promise<Created>> created(paths.size());
     executor->post([&] {
       for (std::size_t i = 0; i < paths.size(); ++i) {
         client->remove(paths[i], -1,
                        [&removed, i](std::error_code ec) { removed[i].set_value(ec); });
-      }
-      for (auto& one : created) {
         client->create("/joined/seq-", "", zk::CreateMode::ephemeral_sequential,
-                       [&one](std::error_code ec, std::string path, const zk::Stat& stat) {
-                         one.set_value({ec, std::move(path), stat});
+                       [&created, i](std::error_code ec, std::string path, const zk::Stat& stat) {
+                         created[i].set_value({ec, std::move(path), stat});
                        });
       }
     });
@@ -365,31 +365,35 @@ TEST_F(SessionTest, ASequentialCreateTravelsWithTheDeletesBeforeIt) {
     return std::make_pair(errors, creates);
   };
   const auto expect_created = [&](const std::vector<Created>& creates) {
+    std::set<std::int64_t> tokens;
     for (const Created& one : creates) {
       EXPECT_EQ(one.ec, std::error_code()) << one.ec.message();
       EXPECT_EQ(one.path.rfind("/joined/seq-", 0), 0u) << one.path;
       EXPECT_EQ(one.stat.ephemeral_owner, client->session_id());
       EXPECT_EQ(one.stat.czxid, raw().czxid(one.path)) << one.path;
+      tokens.insert(one.stat.czxid);
     }
-    EXPECT_NE(creates[0].stat.czxid, creates[1].stat.czxid);
+    EXPECT_EQ(tokens.size(), creates.size());
   };
 
-  std::vector<std::string> paths{raw().create("/joined/a"), raw().create("/joined/b")};
+  constexpr int kPairs = 6;
+  std::vector<std::string> paths;
+  for (int i = 0; i < kPairs; ++i) paths.push_back(raw().create("/joined/n-" + std::to_string(i)));
   const std::int64_t before = metric("zk_packets_received");
-  auto [errors, creates] = remove_then_create(paths);
-  // Two requests (the deletes with the first create, then the second create), and the
-  // harness's own mntr.
-  EXPECT_LE(metric("zk_packets_received") - before, 4);
-  EXPECT_EQ(errors, std::vector<std::error_code>(2));
+  auto [errors, creates] = remove_and_create(paths);
+  // Six requests (delete, create, delete; then create, delete; ...; then the last create) and
+  // the harness's own mntr, with one to spare for a ping: not twelve.
+  EXPECT_LE(metric("zk_packets_received") - before, kPairs + 2);
+  EXPECT_EQ(errors, std::vector<std::error_code>(kPairs));
   expect_created(creates);
-  EXPECT_EQ(raw().children("/joined").size(), 2u);
+  EXPECT_EQ(raw().children("/joined").size(), static_cast<std::size_t>(kPairs));
 
   paths = {raw().create("/joined/c"), "/joined/missing"};
-  std::tie(errors, creates) = remove_then_create(paths);
+  std::tie(errors, creates) = remove_and_create(paths);
   EXPECT_EQ(errors[0], std::error_code()) << errors[0].message();
   EXPECT_EQ(errors[1], zk::Code::no_node);
   expect_created(creates);
-  EXPECT_EQ(raw().children("/joined").size(), 4u);
+  EXPECT_EQ(raw().children("/joined").size(), static_cast<std::size_t>(kPairs) + 2);
   client->close(make_error_code(errc::session_closed));
 }
 
