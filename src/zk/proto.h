@@ -131,8 +131,8 @@ bool decode_stat(jute::Reader& in, Stat& out);
 bool decode_watcher_event(jute::Reader& in, WatcherEvent& out);
 // One operation's outcome in a multi's reply: `rc` is 0 (applied) or its error; when one
 // operation fails, ZooKeeper applies none, and the others read as kRolledBack. `body` is the
-// operation's result record as a reply to it alone would carry it (a create's path and stat),
-// empty after an error; it views the decoded reply.
+// operation's result record (a create's: its path alone, see create2_result()), empty after
+// an error; it views the decoded reply.
 struct MultiResult {
   std::int32_t type = 0;  // the result's operation code (kMultiError after an error)
   std::int32_t rc = 0;
