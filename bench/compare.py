@@ -36,6 +36,8 @@ def peer(name):
 
 IMPLS = {
     "dlock": [os.path.join(BENCH_BIN, "dlock-bench")],
+    # The same library, each client a chain of async_acquire callbacks instead of a thread in lock().
+    "dlock-async": [os.path.join(BENCH_BIN, "dlock-bench"), "--strategy", "dlock-async"],
     "curator": peer("curator"),
     "kazoo": peer("kazoo"),
     "go-zookeeper": peer("go-zookeeper"),
@@ -54,8 +56,8 @@ else:
 
 # (label, scenario, clients, locks, impls). raw-c's rows name their §7 scenario after a colon.
 POINTS = [("uncontended", "uncontended", 1, None,
-           LOCK_PEERS + C_CLIENT + ["naive", "raw-c", "raw-c:uncontended-1rtt"])]
-POINTS += [("contended-%d" % n, "contended", n, None, LOCK_PEERS + C_CLIENT + ["naive"])
+           LOCK_PEERS + ["dlock-async"] + C_CLIENT + ["naive", "raw-c", "raw-c:uncontended-1rtt"])]
+POINTS += [("contended-%d" % n, "contended", n, None, LOCK_PEERS + ["dlock-async"] + C_CLIENT + ["naive"])
            for n in (1, 2, 8, 32)]
 POINTS += [("many-locks-%d" % m, "many-locks", 1, m,
             LOCK_PEERS + C_CLIENT + ["raw-c", "raw-c:pipelined-cgd"]) for m in (100, 1000)]

@@ -7,11 +7,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <future>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
 namespace bench {
+
+void BenchLock::lock_async(bool, std::function<void(std::error_code)>) {
+  throw std::logic_error("this design has no asynchronous acquire");
+}
 
 struct StallWatchdog::State {
   std::mutex mu;
@@ -67,6 +73,73 @@ void run_tickets(BenchLock& lock, std::atomic<long>& next_ticket, long count, bo
   }
 }
 
+// run_tickets() as a chain of callbacks on the library's threads: each acquisition's callback
+// releases, records and starts the next. Of the call that started an acquisition and its
+// callback, whichever finishes second goes on, so an acquisition that completes inside
+// lock_async() does not deepen the stack.
+class TicketChain {
+ public:
+  TicketChain(const Args& args, BenchLock& lock, std::atomic<long>& next_ticket, long count,
+              bool rw, int client, std::vector<OpRecord>* records, StallWatchdog& watchdog)
+      : args_(args),
+        lock_(lock),
+        next_ticket_(next_ticket),
+        count_(count),
+        rw_(rw),
+        client_(client),
+        records_(records),
+        watchdog_(watchdog) {}
+
+  // Returns once the tickets are all taken and the last operation is recorded.
+  void run() {
+    std::future<void> finished = finished_.get_future();
+    drive();
+    finished.wait();
+  }
+
+ private:
+  enum class Turn { starting, started, acquired };
+
+  void drive() {
+    for (long t; (t = next_ticket_.fetch_add(1)) < count_;) {
+      op_ = OpRecord{.client = client_, .write = !rw_ || t % 10 == 9};
+      turn_.store(Turn::starting);
+      op_.acquire_call = now_ns();
+      lock_.lock_async(op_.write, [this](std::error_code ec) {
+        on_acquired(ec);
+        if (turn_.exchange(Turn::acquired) == Turn::started) drive();
+      });
+      if (turn_.exchange(Turn::started) == Turn::starting) return;  // its callback goes on
+    }
+    finished_.set_value();
+  }
+
+  void on_acquired(std::error_code ec) {
+    op_.acquire_return = now_ns();
+    if (ec) {
+      report_error(args_, "client " + std::to_string(client_) + ": " + ec.message());
+      std::_Exit(kExitFailure);
+    }
+    op_.release_call = op_.acquire_return;  // hold time is zero (§2)
+    op_.write ? lock_.unlock() : lock_.unlock_shared();
+    op_.release_return = now_ns();
+    if (records_ != nullptr) records_->push_back(op_);
+    watchdog_.progress();
+  }
+
+  const Args& args_;
+  BenchLock& lock_;
+  std::atomic<long>& next_ticket_;
+  const long count_;
+  const bool rw_;
+  const int client_;
+  std::vector<OpRecord>* const records_;
+  StallWatchdog& watchdog_;
+  OpRecord op_;
+  std::atomic<Turn> turn_{Turn::starting};
+  std::promise<void> finished_;
+};
+
 std::vector<std::int64_t> durations(const std::vector<OpRecord>& ops, std::int64_t OpRecord::*from,
                                     std::int64_t OpRecord::*to,
                                     int only = -1 /* -1 all, 0 reads, 1 writes */) {
@@ -103,12 +176,16 @@ JsonLine run_contention(const Args& args, const Strategy& strategy, const std::s
         auto warm_lock = session->make_lock(base + "/warm", rw);
         auto lock = session->make_lock(base + "/lock", rw);
         records[static_cast<std::size_t>(c)].reserve(static_cast<std::size_t>(iterations));
+        auto tickets = [&](BenchLock& on, std::atomic<long>& next, long count,
+                           std::vector<OpRecord>* out) {
+          if (!strategy.async_acquire) return run_tickets(on, next, count, rw, c, out, watchdog);
+          TicketChain(args, on, next, count, rw, c, out, watchdog).run();
+        };
         meeting.arrive_and_wait();
-        run_tickets(*warm_lock, warm_ticket, warmup, rw, c, nullptr, watchdog);
+        tickets(*warm_lock, warm_ticket, warmup, nullptr);
         meeting.arrive_and_wait();
         meeting.arrive_and_wait();
-        run_tickets(*lock, ticket, iterations, rw, c, &records[static_cast<std::size_t>(c)],
-                    watchdog);
+        tickets(*lock, ticket, iterations, &records[static_cast<std::size_t>(c)]);
         session->settle();
         finished[static_cast<std::size_t>(c)] = now_ns();
       } catch (const std::exception& e) {
@@ -176,6 +253,7 @@ JsonLine run_contention(const Args& args, const Strategy& strategy, const std::s
   }
   json.add("async_release", strategy.async_release)
       .add("threads", clients)
+      .add("api", strategy.async_acquire ? "async_acquire" : "lock")
       .add("cpu_us_per_op", cpu_used / 1000.0 / iterations);
   sessions.clear();  // closes the sessions after the clock stopped
   return json;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "bench_support.h"
 
@@ -20,6 +21,10 @@ class BenchLock {
   virtual void unlock() = 0;
   virtual void lock_shared() = 0;
   virtual void unlock_shared() = 0;
+  // Starts taking the write (`write`) or shared side and returns at once; `done` runs once, on
+  // a library thread, when it is held or has failed. The matching unlock() or
+  // unlock_shared() releases it. Only designs with Strategy::async_acquire have it.
+  virtual void lock_async(bool write, std::function<void(std::error_code)> done);
 };
 
 // One benchmark client: its own ZooKeeper session and the lock handles on it.
@@ -38,6 +43,9 @@ class BenchClient {
 // A lock design as dlock-bench runs it.
 struct Strategy {
   bool async_release = false;
+  // Each client runs its tickets as a chain of callbacks (BenchLock::lock_async), on the
+  // library's threads, instead of blocking a thread of its own in lock().
+  bool async_acquire = false;
   bool read_write = false;  // offers the rw scenario
   // Connects one client to `where`: --zk's HOST:PORT, or --backend's URL.
   std::function<std::unique_ptr<BenchClient>(const std::string& where)> connect;

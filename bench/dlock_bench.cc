@@ -2,10 +2,11 @@
 //
 //   dlock-bench --zk HOST:PORT|--backend URL --scenario uncontended|contended|many-locks|rw
 //               --iterations K [--clients N] [--locks M]
-//               [--strategy dlock|simple|parent-rw|seed-redis|pg-table|pg-row]
+//               [--strategy dlock|dlock-async|simple|parent-rw|seed-redis|pg-table|pg-row]
 //
 // --strategy swaps dlock for one of the seeds' weaker designs (see strategies.h), so that their
-// herd effect is measured with the same scenarios and checks. Prints one JSON line on stdout.
+// herd effect is measured with the same scenarios and checks; dlock-async is dlock driven by
+// async_acquire callbacks instead of threads blocked in lock(). Prints one JSON line on stdout.
 #include <unistd.h>
 
 #include <exception>
@@ -26,15 +27,17 @@ std::string base_path(const bench::Args& args) {
 }
 
 int run(bench::Args& args) {
-  const bool dlock = args.strategy == "dlock";
+  const bool dlock = args.strategy == "dlock" || args.strategy == "dlock-async";
   if (args.impl.empty()) {
-    args.impl = dlock                                ? "dlock"
+    args.impl = dlock                                ? args.strategy
                 : args.strategy.starts_with("seed-") ? args.strategy
                                                      : "seed-" + args.strategy;
   }
   bench::Strategy strategy;
-  if (dlock) {
+  if (args.strategy == "dlock") {
     strategy = bench::dlock_strategy();
+  } else if (args.strategy == "dlock-async") {
+    strategy = bench::dlock_async_strategy();
   } else if (args.strategy == "simple") {
     strategy = bench::simple_strategy();
   } else if (args.strategy == "parent-rw") {

@@ -12,6 +12,9 @@ namespace bench {
 // dlock::Mutex and dlock::SharedMutex, one backend per client: a dlock::zk::Session, or
 // dlock::open(--backend).
 Strategy dlock_strategy();
+// The same, each client's tickets run as a chain of async_acquire callbacks on the library's
+// threads, no thread of the client's own waiting in lock() (contention.h).
+Strategy dlock_async_strategy();
 // many-locks with dlock: M Mutex handles on ONE session, driven by async_acquire.
 JsonLine run_many_locks_dlock(const Args& args, const std::string& base);
 

@@ -34,7 +34,7 @@ class DlockLock : public BenchLock {
   DlockLock(std::shared_ptr<dlock::Backend> session, const std::string& path)
       : handle_(std::move(session), path) {}
   void lock() override { handle_.lock(); }
-  void unlock() override { handle_.unlock(); }
+  void unlock() override { lease_ ? lease_.release() : handle_.unlock(); }
   void lock_shared() override {
     if constexpr (requires(Handle & h) { h.lock_shared(); }) {
       handle_.lock_shared();
@@ -43,11 +43,26 @@ class DlockLock : public BenchLock {
     }
   }
   void unlock_shared() override {
+    if (lease_) return lease_.release();
     if constexpr (requires(Handle & h) { h.unlock_shared(); }) handle_.unlock_shared();
+  }
+  // The Lease comes to the callback; unlock() releases it there.
+  void lock_async(bool write, std::function<void(std::error_code)> done) override {
+    auto keep = [this, done = std::move(done)](std::error_code ec, dlock::Lease lease) {
+      lease_ = std::move(lease);
+      done(ec);
+    };
+    if (write) return handle_.async_acquire(std::move(keep));
+    if constexpr (requires(Handle & h) { h.async_acquire_shared(keep); }) {
+      handle_.async_acquire_shared(std::move(keep));
+    } else {
+      throw std::logic_error("a mutex has no shared side");
+    }
   }
 
  private:
   Handle handle_;
+  dlock::Lease lease_;
 };
 
 class DlockClient : public BenchClient {
@@ -107,6 +122,12 @@ Strategy dlock_strategy() {
       .async_release = true,
       .read_write = DLOCK_BENCH_HAS_SHARED_MUTEX != 0,
       .connect = [](const std::string& server) { return std::make_unique<DlockClient>(server); }};
+}
+
+Strategy dlock_async_strategy() {
+  Strategy strategy = dlock_strategy();
+  strategy.async_acquire = true;
+  return strategy;
 }
 
 JsonLine run_many_locks_dlock(const Args& args, const std::string& base) {
