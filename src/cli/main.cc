@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -84,6 +85,25 @@ const CLI::Validator kNotEmpty(
       return value.empty() ? std::string("an empty value is not allowed") : std::string();
     },
     "NOT EMPTY");
+
+// A whole number in decimal from `min` to `max`, as flock reads its numbers; CLI11 alone would
+// read 0x10 as 16 and 010 as 8 (a semaphore of 8 for --max 010).
+CLI::Validator decimal_in(std::uint32_t min, std::uint32_t max) {
+  const std::string range = std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, range](std::string& value) {
+        const bool digits =
+            !value.empty() && value.size() <= 10 &&
+            std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+        const unsigned long long number = digits ? std::stoull(value) : 0;
+        if (!digits || number < min || number > max) {
+          return "expected a whole number from " + range + ", got '" + value + "'";
+        }
+        value = std::to_string(number);  // without leading zeros, which CLI11 reads as octal
+        return std::string();
+      },
+      "NUMBER from " + range);
+}
 
 // A bare name, as etcdctl and consul take it, is a lock at the top: "nightly" is "/nightly".
 std::string lock_name(const std::string& name) { return name.starts_with('/') ? name : "/" + name; }
@@ -205,11 +225,11 @@ int main(int argc, char** argv) {
   run_cmd
       ->add_option("-E,--conflict-exit-code", run.conflict_exit_code,
                    "Exit status when -n or -w gives up (default 1)")
-      ->check(CLI::Range(0, 255));
+      ->transform(decimal_in(0, 255));
   auto* shared = run_cmd->add_flag("-s,--shared", run.shared,
                                    "Take a shared (read) lock: many at once, no exclusive holder");
   auto* max = run_cmd->add_option("--max", run.max, "A semaphore: at most N holders at once")
-                  ->check(CLI::Range(1u, 1000000u))
+                  ->transform(decimal_in(1, 1000000))
                   ->excludes(shared);
   run_cmd->add_flag("-x,--exclusive", exclusive, "Take an exclusive lock (the default)")
       ->excludes(shared)
