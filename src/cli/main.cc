@@ -92,14 +92,18 @@ CLI::Validator decimal_in(std::uint32_t min, std::uint32_t max) {
   const std::string range = std::to_string(min) + " to " + std::to_string(max);
   return CLI::Validator(
       [min, max, range](std::string& value) {
-        const bool digits =
-            !value.empty() && value.size() <= 10 &&
-            std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-        const unsigned long long number = digits ? std::stoull(value) : 0;
-        if (!digits || number < min || number > max) {
+        // Leading zeros off first: flock takes any number of them, and CLI11 reads them as octal.
+        const std::size_t first = value.find_first_not_of('0');
+        const std::string digits =
+            first == std::string::npos ? value.substr(0, 1) : value.substr(first);
+        const bool decimal =
+            !digits.empty() && digits.size() <= 10 &&
+            std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+        const unsigned long long number = decimal ? std::stoull(digits) : 0;
+        if (!decimal || number < min || number > max) {
           return "expected a whole number from " + range + ", got '" + value + "'";
         }
-        value = std::to_string(number);  // without leading zeros, which CLI11 reads as octal
+        value = digits;
         return std::string();
       },
       "NUMBER from " + range);

@@ -58,6 +58,7 @@ TEST_F(CliTest, ExitStatusesMatchFlockWhereFlockHasThem) {
       {"-n under contention", true, {"-n"}, {"true"}, 1, 1},
       {"-n -E 7 under contention", true, {"-n", "-E", "7"}, {"true"}, 7, 7},
       {"-E 010 is decimal, as flock reads it", true, {"-n", "-E", "010"}, {"true"}, 10, 10},
+      {"-E 08 too", true, {"-n", "-E", "08"}, {"true"}, 8, 8},
       {"-w expiring", true, {"-w", "0.3"}, {"true"}, 1, 1},
       {"-w expiring with -E", true, {"-w", "0.3", "-E", "9"}, {"true"}, 9, 9},
       {"-n on a free lock runs", false, {"-n"}, {"sh", "-c", "exit 4"}, 4, 4},
@@ -214,6 +215,10 @@ TEST_F(CliTest, MaxAdmitsThatManyHolders) {
   EXPECT_EQ(65, disagreeing.status) << disagreeing.err;
   first.reset();
   EXPECT_EQ(0, run_dlock({"run", "-w", "10s", "--max", "2", "/pool", "--", "true"}).status);
+  // Decimal, as flock reads numbers: 010 is ten (CLI11 alone read eight, and disagreed).
+  auto ten = hold("/pool10", {"--max", "10"});
+  const Finished leading_zero = run_dlock({"run", "-n", "--max", "010", "/pool10", "--", "true"});
+  EXPECT_EQ(0, leading_zero.status) << leading_zero.err;
 }
 
 TEST_F(CliTest, StatusAndListShowHolderAndQueue) {
