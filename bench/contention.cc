@@ -55,20 +55,29 @@ namespace {
 
 constexpr std::int64_t kStallLimitNs = 60'000'000'000;
 
-// The tickets of §3: exactly `count` operations over all clients; ticket t is a write when
-// t mod 10 == 9 in rw.
+// Ticket t's operation, its acquisition starting now: a write when t mod 10 == 9 in rw (§3).
+OpRecord start_op(long t, bool rw, int client) {
+  return {.acquire_call = now_ns(), .client = client, .write = !rw || t % 10 == 9};
+}
+
+// The rest of `op` once its lock is held: released at once (hold time is zero, §2), recorded.
+void release_and_record(OpRecord& op, BenchLock& lock, std::vector<OpRecord>* records,
+                        StallWatchdog& watchdog) {
+  op.acquire_return = now_ns();
+  op.release_call = op.acquire_return;
+  op.write ? lock.unlock() : lock.unlock_shared();
+  op.release_return = now_ns();
+  if (records != nullptr) records->push_back(op);
+  watchdog.progress();
+}
+
+// The tickets of §3: exactly `count` operations over all clients.
 void run_tickets(BenchLock& lock, std::atomic<long>& next_ticket, long count, bool rw, int client,
                  std::vector<OpRecord>* records, StallWatchdog& watchdog) {
   for (long t; (t = next_ticket.fetch_add(1)) < count;) {
-    OpRecord op{.client = client, .write = !rw || t % 10 == 9};
-    op.acquire_call = now_ns();
+    OpRecord op = start_op(t, rw, client);
     op.write ? lock.lock() : lock.lock_shared();
-    op.acquire_return = now_ns();
-    op.release_call = op.acquire_return;  // hold time is zero (§2)
-    op.write ? lock.unlock() : lock.unlock_shared();
-    op.release_return = now_ns();
-    if (records != nullptr) records->push_back(op);
-    watchdog.progress();
+    release_and_record(op, lock, records, watchdog);
   }
 }
 
@@ -101,14 +110,14 @@ class TicketChain {
 
   void drive() {
     for (long t; (t = next_ticket_.fetch_add(1)) < count_;) {
-      op_ = OpRecord{.client = client_, .write = !rw_ || t % 10 == 9};
       turn_.store(Turn::starting);
-      op_.acquire_call = now_ns();
+      op_ = start_op(t, rw_, client_);
       lock_.lock_async(op_.write, [this](std::error_code ec) {
         // On the library's thread nothing would report what this throws (the next ticket's
         // lock_async included): report it here, as run_contention does for a client thread.
         try {
-          on_acquired(ec);
+          if (ec) fail(ec.message());
+          release_and_record(op_, lock_, records_, watchdog_);
           if (turn_.exchange(Turn::acquired) == Turn::started) drive();
         } catch (const std::exception& e) {
           fail(e.what());
@@ -121,16 +130,6 @@ class TicketChain {
     std::lock_guard lock(mu_);
     finished_ = true;
     cv_.notify_one();
-  }
-
-  void on_acquired(std::error_code ec) {
-    op_.acquire_return = now_ns();
-    if (ec) fail(ec.message());
-    op_.release_call = op_.acquire_return;  // hold time is zero (§2)
-    op_.write ? lock_.unlock() : lock_.unlock_shared();
-    op_.release_return = now_ns();
-    if (records_ != nullptr) records_->push_back(op_);
-    watchdog_.progress();
   }
 
   [[noreturn]] void fail(const std::string& what) {
