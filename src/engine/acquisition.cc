@@ -265,11 +265,17 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
   }
   const std::size_t index = static_cast<std::size_t>(ours - entries.begin());
   const Decision decision = rules_.decide(entries, index, site_.permits);
+  if (listing.partial && (decision.held || try_once_)) {
+    // Others may be ahead of the entries a partial listing names: only a full one can tell.
+    lock.unlock();
+    return list(round);
+  }
   if (decision.held) return succeed(lock);
   if (try_once_) {
     lock.unlock();
     return fail(errc::timed_out);
   }
+  lower_complete_ = !listing.partial;
   lower_.clear();
   if (rules_.lower_entries_only_leave) {
     for (std::size_t i = 0; i < index; ++i) lower_.push_back(entries[i].name);
@@ -282,7 +288,7 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
   // counts us gone, and we must not take the lock when our predecessor leaves; we queue again
   // instead. (A listing would show our entry gone, so waiters that list again need no watch.)
   const bool hand_off_without_listing =
-      rules_.lower_entries_only_leave && lower_.size() == site_.permits;
+      lower_complete_ && rules_.lower_entries_only_leave && lower_.size() == site_.permits;
   std::shared_ptr<EntryWatch> own_watch;
   if (hand_off_without_listing && !own_watch_) {
     own_watch = own_watch_ = store_.watch_own(entry_);
@@ -344,8 +350,8 @@ void Acquisition::on_predecessor_gone(unsigned round, const std::string& name) {
   }
   lower_.erase(std::find(lower_.begin(), lower_.end(), name));
   // Hand-off without a round trip: no entry can appear below ours, and of those we saw fewer
-  // than `permits` can still be there.
-  if (lower_.size() < site_.permits) return succeed(lock);
+  // than `permits` can still be there (if we saw them all).
+  if (lower_complete_ && lower_.size() < site_.permits) return succeed(lock);
   // Others we saw below us may still be there, or long gone: in a busy queue most are. One
   // listing tells, where asking about each in turn would cost a round trip apiece.
   phase_ = Phase::listing;

@@ -7,6 +7,10 @@
 //                                                 when it goes and no lower entry is
 //                                                 left: held, without a round trip
 //
+// An enqueue may answer with a partial listing (Listing::partial): our entry and the one the
+// store expects just ahead. The attempt waits on that one, and lists the queue before taking
+// the lock.
+//
 // Every step runs on the store's completion thread (or the executor for timers and
 // cancellation) under the attempt's own mutex; nothing here blocks or runs user code.
 #ifndef DLOCK_SRC_ENGINE_ACQUISITION_H_
@@ -99,6 +103,7 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   // The entries we wait for: all that sorted before ours and are not yet seen gone when they
   // can only leave, else the one the rules named.
   std::vector<std::string> lower_;
+  bool lower_complete_ = true;             // false after a partial listing: others may be below too
   std::string watched_;                    // the entry of lower_ we watch now
   std::shared_ptr<EntryWatch> own_watch_;  // on our entry while we wait
   // The permits check found contenders and no record (check_permits()).

@@ -35,6 +35,10 @@ struct Stranger {
 struct Listing {
   std::vector<Entry> entries;
   std::vector<Stranger> strangers;
+  // Set by an enqueue that did not list the queue: `entries` are ours and the one the store
+  // expects just ahead of it, which others may precede. The engine waits on that one and
+  // lists the queue before it takes the lock or gives up a try.
+  bool partial = false;
 };
 
 }  // namespace dlock::engine

@@ -119,6 +119,7 @@ class QueueStore {
  public:
   using Done = std::function<void(std::optional<Failure>)>;
   using Listed = std::function<void(std::optional<Failure>, Listing)>;
+  using EnqueueDone = std::function<void(std::optional<Failure>, Enqueued)>;
 
   virtual ~QueueStore() = default;
 
@@ -145,10 +146,10 @@ class QueueStore {
   // Lists the queue. A queue that does not exist fails with Trouble::absent.
   virtual void list(Listed done) = 0;
   // Adds our entry, tagged `tag`, and lists the queue, in one round trip: `listed`'s listing
-  // includes the entry (if `enqueued` succeeded), and `enqueued` is answered first.
-  virtual void enqueue(const std::string& tag,
-                       std::function<void(std::optional<Failure>, Enqueued)> enqueued,
-                       Listed listed) = 0;
+  // includes the entry (if `enqueued` succeeded), and `enqueued` is answered first. The
+  // listing may be partial (Listing::partial) when the store knows which entry ours queued
+  // behind.
+  virtual void enqueue(const std::string& tag, EnqueueDone enqueued, Listed listed) = 0;
   // Creates the queue (and whatever it needs to exist), for an enqueue that found none.
   virtual void create_queue(Done done) = 0;
   // Finds our entry by `tag` after an enqueue whose reply was lost, on a listing that a

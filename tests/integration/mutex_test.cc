@@ -12,6 +12,7 @@
 #include <future>
 #include <latch>
 #include <mutex>
+#include <optional>
 #include <regex>
 
 #include "zk_fixture.h"
@@ -295,6 +296,101 @@ TEST_F(MutexTest, AnAcquisitionWhoseCreateWasRolledBackWithAFailedReleaseStillLo
   EXPECT_EQ(outcome.get(), std::error_code());
   EXPECT_EQ(contenders("/locks/rolled-back/acquiring").size(), 1u);
   lease.release();
+}
+
+// A process that takes a busy lock in a loop queues again right behind the last waiter it saw
+// when it was granted the lock: it watches that waiter's node without listing the queue first
+// (tail_guesses.h). Four sessions queue on one lock: x holds; w, a and y wait, in that order.
+// x and then w release; a, woken by w's leaving, lists the queue (x, whom it saw ahead, might
+// still be there) and is granted on a listing that shows y behind it.
+class TailGuessTest : public ZkTest {
+ protected:
+  static constexpr const char* kPath = "/locks/tail";
+
+  // Runs the scenario above; returns a's lease, with y waiting (y_waiting_).
+  Lease grant_a() {
+    Lease x_lease = x_->acquire();
+    auto w_waiting = std::async(std::launch::async, [&] { return w_->acquire(); });
+    EXPECT_TRUE(eventually([&] { return contenders(kPath).size() == 2; }));
+    a_waiting_ = std::async(std::launch::async, [&] { return a_->acquire(); });
+    EXPECT_TRUE(eventually([&] { return contenders(kPath).size() == 3; }));
+    y_waiting_ = std::async(std::launch::async, [&] { return y_->acquire(); });
+    EXPECT_TRUE(eventually([&] { return contenders(kPath).size() == 4; }));
+    x_lease.release();
+    w_waiting.get().release();
+    return a_waiting_.get();
+  }
+
+  // The requests a's session has sent, as the server counts them (`cons`).
+  std::int64_t requests_of_a() {
+    char sid[32];
+    std::snprintf(sid, sizeof sid, "sid=0x%llx,",
+                  static_cast<unsigned long long>(a_session_->session_id()));
+    const std::string report = server().four_letter("cons");
+    const std::size_t at = report.rfind('\n', report.find(sid));
+    const std::size_t count = report.find("recved=", at == std::string::npos ? 0 : at);
+    if (report.find(sid) == std::string::npos || count == std::string::npos) return -1;
+    return std::stoll(report.substr(count + 7));
+  }
+
+  void SetUp() override {
+    ZkTest::SetUp();  // the sessions connect under the test's chroot, which it names
+    a_session_ = connect();
+    x_.emplace(connect(), kPath);
+    w_.emplace(connect(), kPath);
+    a_.emplace(a_session_, kPath);
+    y_.emplace(connect(), kPath);
+  }
+
+  std::shared_ptr<zk::Session> a_session_;
+  std::optional<Mutex> x_, w_, a_, y_;
+  std::future<Lease> a_waiting_;
+  std::future<Lease> y_waiting_;
+};
+
+TEST_F(TailGuessTest, AHolderThatLocksAgainWatchesTheLastWaiterItSawWithoutListing) {
+  grant_a().release();
+  Lease y_lease = y_waiting_.get();
+  const std::int64_t before = requests_of_a();
+  ASSERT_GT(before, 0);
+  auto again = std::async(std::launch::async, [&] { return a_->acquire(); });
+  ASSERT_TRUE(eventually([&] { return requests_of_a() >= before + 2; }));
+  std::this_thread::sleep_for(300ms);
+  // The create, and the watch on y's node; no getChildren.
+  EXPECT_EQ(requests_of_a() - before, 2);
+  EXPECT_EQ(again.wait_for(0s), std::future_status::timeout);
+  y_lease.release();
+  EXPECT_TRUE(again.get());
+}
+
+// The guess is wrong when someone queued behind y meanwhile: a watches y, not z, its true
+// predecessor. When y leaves, a lists the queue and waits for z.
+TEST_F(TailGuessTest, AWrongGuessStillKeepsTheQueueOrder) {
+  Lease a_lease = grant_a();
+  Mutex z(connect(), kPath);
+  auto z_waiting = std::async(std::launch::async, [&] { return z.acquire(); });
+  ASSERT_TRUE(eventually([&] { return contenders(kPath).size() == 3; }));
+  a_lease.release();
+  Lease y_lease = y_waiting_.get();
+  auto again = std::async(std::launch::async, [&] { return a_->acquire(); });
+  ASSERT_TRUE(eventually([&] { return contenders(kPath).size() == 3; }));
+  std::this_thread::sleep_for(200ms);  // a's watch is set
+  y_lease.release();
+  Lease z_lease = z_waiting.get();
+  EXPECT_EQ(again.wait_for(500ms), std::future_status::timeout) << "a holds beside z";
+  z_lease.release();
+  EXPECT_TRUE(again.get());
+}
+
+// The guess is gone when y held and left meanwhile: a, finding no node to watch, lists the
+// queue and holds.
+TEST_F(TailGuessTest, AGuessThatIsGoneCostsAListingAndNoMore) {
+  grant_a().release();
+  y_waiting_.get().release();
+  ASSERT_TRUE(eventually([&] { return contenders(kPath).empty(); }));
+  Lease again = a_->acquire(Clock::now() + 10s);
+  EXPECT_TRUE(again);
+  EXPECT_EQ(contenders(kPath).size(), 1u);
 }
 
 TEST_F(MutexTest, TimeoutLeavesNoNodeBehind) {

@@ -195,6 +195,43 @@ TEST_F(AcquisitionTest, TryOnceOnABusyQueueEnqueuesNothing) {
   EXPECT_EQ(queue_->entries.size(), 1u);
 }
 
+// An enqueue answered with a partial listing (the store guessed the entry ours queued behind):
+// when that entry leaves, others may still be ahead, so the waiter lists before it holds.
+TEST_F(AcquisitionTest, APartialListingHandsOffOnlyAfterAFullOne) {
+  auto a = contend(Role::exclusive);
+  auto b = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  queue_->partial_behind = entry(1);
+  auto c = contend(Role::exclusive);
+  queue_->deliver();
+  EXPECT_EQ(queue_->watchers_of(entry(1)), 2u);  // b's own watch and c's
+  const int lists = queue_->lists;
+  b.attempt->fail(dlock::errc::cancelled);  // b gives up; a still holds
+  queue_->deliver();
+  EXPECT_FALSE(c.outcome->has_value());
+  EXPECT_EQ(queue_->lists, lists + 1);
+  a.release();
+  queue_->deliver();
+  EXPECT_TRUE(c.holds());
+}
+
+// A partial listing that names no entry ahead of ours (the guess was gone) does not grant the
+// lock: only a full listing can.
+TEST_F(AcquisitionTest, APartialListingThatShowsNobodyAheadIsCheckedByAFullOne) {
+  auto a = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  queue_->partial_behind = "t9-gone";
+  auto b = contend(Role::exclusive);
+  queue_->deliver();
+  EXPECT_FALSE(b.outcome->has_value());
+  EXPECT_EQ(queue_->watchers_of(entry(0)), 1u);
+  a.release();
+  queue_->deliver();
+  EXPECT_TRUE(b.holds());
+}
+
 // The enqueue was applied but its reply lost: the entry is found by its tag and adopted, not
 // made twice.
 TEST_F(AcquisitionTest, LostEnqueueReplyEntryFound) {

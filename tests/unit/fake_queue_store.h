@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct FakeQueue {
   bool drop_next_enqueue = false;
   // The next listing finds no queue (ZooKeeper removed the empty lock node).
   bool absent_next_list = false;
+  // The next enqueue answers with a partial listing: this entry (if it is still there) and
+  // ours, as a ZooKeeper session that guessed its tail does.
+  std::optional<std::string> partial_behind;
   std::vector<std::string> log;
 
   // Delivers every reply owed, and those they cause.
@@ -174,9 +178,7 @@ class FakeStore : public QueueStore {
     }
     queue_->replies.push_back([q = queue_, done] { done(std::nullopt, q->listing()); });
   }
-  void enqueue(const std::string& tag,
-               std::function<void(std::optional<Failure>, Enqueued)> enqueued,
-               Listed listed) override {
+  void enqueue(const std::string& tag, EnqueueDone enqueued, Listed listed) override {
     ++queue_->enqueues;
     const bool lost = std::exchange(queue_->lose_next_reply, false);
     const bool dropped = std::exchange(queue_->drop_next_enqueue, false);
@@ -192,6 +194,14 @@ class FakeStore : public QueueStore {
     }
     const Enqueued ours = add(tag);
     queue_->replies.push_back([=] { enqueued(std::nullopt, ours); });
+    if (std::optional<std::string> guess = std::exchange(queue_->partial_behind, std::nullopt)) {
+      Listing listing{.entries = {}, .strangers = {}, .partial = true};
+      for (const Entry& entry : queue_->entries) {
+        if (entry.name == *guess || entry.name == ours.name) listing.entries.push_back(entry);
+      }
+      queue_->replies.push_back([=] { listed(std::nullopt, listing); });
+      return;
+    }
     list(std::move(listed));
   }
   void create_queue(Done done) override { done(std::nullopt); }

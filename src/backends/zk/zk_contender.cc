@@ -29,7 +29,10 @@ void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done
       std::move(client), ZkQueueStore::Site{.dir = std::string(dir_),
                                             .data = detail::encode_holder_data(label()),
                                             .naming = &naming_,
-                                            .permits = permits_});
+                                            .permits = permits_,
+                                            .tail_guesses = naming_.role == engine::Role::exclusive
+                                                                ? session_->tail_guesses
+                                                                : nullptr});
   auto attempt = engine::Acquisition::start(
       {.store = std::move(store),
        .role = naming_.role,

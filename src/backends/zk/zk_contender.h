@@ -12,6 +12,7 @@
 #include "core/contender.h"
 #include "engine/acquisition.h"
 #include "node_naming.h"
+#include "tail_guesses.h"
 #include "zk/client.h"
 
 namespace dlock::zk_backend {
@@ -27,6 +28,8 @@ class ZkContender : public detail::Contender {
     ClientSource clients;
     std::chrono::milliseconds connect_timeout{};  // for an attempt that starts disconnected
     std::string connect_failure;                  // the message when that passes
+    // Where the session's next node on a lock path lands, for mutexes (tail_guesses.h).
+    std::shared_ptr<TailGuesses> tail_guesses = std::make_shared<TailGuesses>();
   };
   // `dir` is the lock path; it must outlive the contender (the lock handle owns both).
   // `label` goes into each node's holder data (see holder_data.h); `permits`, for semaphores,

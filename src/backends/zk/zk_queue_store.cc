@@ -50,13 +50,56 @@ void ZkQueueStore::list(Listed done) {
       site_.dir, [self = shared_from_this(), done = std::move(done)](
                      std::error_code ec, std::vector<std::string> children, const zk::Stat&) {
         if (ec) return done(engine_failure(ec, "listing " + self->site_.dir), {});
-        done(std::nullopt, self->listing_of(children));
+        engine::Listing listing = self->listing_of(children);
+        self->guess_tail(listing);
+        done(std::nullopt, std::move(listing));
       });
 }
 
-void ZkQueueStore::enqueue(const std::string& tag,
-                           std::function<void(std::optional<Failure>, engine::Enqueued)> enqueued,
-                           Listed listed) {
+void ZkQueueStore::guess_tail(const engine::Listing& listing) {
+  if (!site_.tail_guesses) return;
+  // A listing made before our node exists is a try's look before it enqueues: that enqueue
+  // must list the queue, and a guess would only cost it a round trip more.
+  if (ours_.empty()) return site_.tail_guesses->forget(site_.dir);
+  const auto& entries = listing.entries;
+  const auto last = std::max_element(
+      entries.begin(), entries.end(),
+      [](const engine::Entry& a, const engine::Entry& b) { return a.order < b.order; });
+  if (last == entries.end()) return;
+  if (last->name == ours_) return site_.tail_guesses->forget(site_.dir);
+  // Only a listing that shows our node tells what queued behind it.
+  const bool shows_ours = std::any_of(entries.begin(), entries.end(),
+                                      [this](const engine::Entry& e) { return e.name == ours_; });
+  if (shows_ours) site_.tail_guesses->remember(site_.dir, last->name);
+}
+
+void ZkQueueStore::create_entry(const std::string& tag, zk::Client::CreateCompletion done) {
+  client_->create(entry_path(tag + std::string(site_.naming->stem)), site_.data,
+                  zk::CreateMode::ephemeral_sequential, std::move(done));
+}
+
+std::optional<Failure> ZkQueueStore::on_entry_created(std::error_code ec,
+                                                      const std::string& created,
+                                                      const zk::Stat& stat,
+                                                      const EnqueueDone& enqueued) {
+  if (ec) {
+    Failure failed = engine_failure(ec, "creating a node under " + site_.dir);
+    enqueued(failed, {});
+    return failed;
+  }
+  ours_ = created.substr(created.rfind('/') + 1);
+  enqueued(std::nullopt, {.name = ours_,
+                          .sequence = std::string(sequence_of(ours_)),
+                          .token = static_cast<std::uint64_t>(stat.czxid)});
+  return std::nullopt;
+}
+
+void ZkQueueStore::enqueue(const std::string& tag, EnqueueDone enqueued, Listed listed) {
+  if (site_.tail_guesses) {
+    if (std::optional<std::string> guess = site_.tail_guesses->take(site_.dir)) {
+      return enqueue_behind(std::move(*guess), tag, std::move(enqueued), std::move(listed));
+    }
+  }
   // FIFO order within a session: the listing is served after the create. But the create may
   // travel in one multi with deletes queued beside it, and if one of those fails, ZooKeeper
   // applies none and the create goes again on its own, answered after the listing sent with
@@ -67,27 +110,16 @@ void ZkQueueStore::enqueue(const std::string& tag,
     Listed listed_early;
   };
   auto replies = std::make_shared<Replies>();
-  client_->create(entry_path(tag + std::string(site_.naming->stem)), site_.data,
-                  zk::CreateMode::ephemeral_sequential,
-                  [self = shared_from_this(), replies, enqueued = std::move(enqueued)](
-                      std::error_code ec, std::string created, const zk::Stat& stat) {
-                    replies->created = true;
-                    Listed early = std::move(replies->listed_early);
-                    if (ec) {
-                      Failure failed =
-                          engine_failure(ec, "creating a node under " + self->site_.dir);
-                      enqueued(failed, {});
-                      // The listing of a failed enqueue is looked at for its failure only.
-                      if (early) early(std::move(failed), {});
-                      return;
-                    }
-                    std::string name = created.substr(created.rfind('/') + 1);
-                    std::string sequence(sequence_of(name));
-                    enqueued(std::nullopt, {.name = std::move(name),
-                                            .sequence = std::move(sequence),
-                                            .token = static_cast<std::uint64_t>(stat.czxid)});
-                    if (early) self->list(std::move(early));
-                  });
+  create_entry(tag, [self = shared_from_this(), replies, enqueued = std::move(enqueued)](
+                        std::error_code ec, std::string created, const zk::Stat& stat) {
+    replies->created = true;
+    Listed early = std::move(replies->listed_early);
+    const std::optional<Failure> failed = self->on_entry_created(ec, created, stat, enqueued);
+    if (!early) return;
+    // The listing of a failed enqueue is looked at for its failure only.
+    if (failed) return early(*failed, {});
+    self->list(std::move(early));
+  });
   list([replies, listed = std::move(listed)](std::optional<Failure> failed,
                                              engine::Listing listing) mutable {
     if (!replies->created) {
@@ -95,6 +127,20 @@ void ZkQueueStore::enqueue(const std::string& tag,
       return;
     }
     listed(std::move(failed), std::move(listing));
+  });
+}
+
+void ZkQueueStore::enqueue_behind(std::string guess, const std::string& tag, EnqueueDone enqueued,
+                                  Listed listed) {
+  create_entry(tag, [self = shared_from_this(), guess = std::move(guess),
+                     enqueued = std::move(enqueued), listed = std::move(listed)](
+                        std::error_code ec, std::string created, const zk::Stat& stat) {
+    if (std::optional<Failure> failed = self->on_entry_created(ec, created, stat, enqueued)) {
+      return listed(std::move(*failed), {});
+    }
+    engine::Listing listing = self->listing_of({guess, self->ours_});
+    listing.partial = true;
+    listed(std::nullopt, std::move(listing));
   });
 }
 

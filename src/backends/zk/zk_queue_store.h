@@ -10,6 +10,7 @@
 #include "core/lock_path.h"
 #include "engine/queue_store.h"
 #include "node_naming.h"
+#include "tail_guesses.h"
 #include "zk/client.h"
 
 namespace dlock::zk_backend {
@@ -22,6 +23,8 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
     std::string data;           // written into our node (holder data)
     const NodeNaming* naming;   // our node names
     std::uint32_t permits = 1;  // recorded in the directory for semaphores
+    // The session's guesses of where our next node lands (mutexes only; null: none).
+    std::shared_ptr<TailGuesses> tail_guesses;
   };
   ZkQueueStore(std::shared_ptr<zk::Client> client, Site site);
 
@@ -39,10 +42,9 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
 
   std::string new_tag() const override { return site_.naming->new_prefix(); }
   void list(Listed done) override;
-  // create (ephemeral sequential) and getChildren, pipelined.
-  void enqueue(const std::string& tag,
-               std::function<void(std::optional<engine::Failure>, engine::Enqueued)> enqueued,
-               Listed listed) override;
+  // create (ephemeral sequential) and getChildren, pipelined; or the create alone, answered
+  // with a partial listing, when the session guesses the node ours lands behind.
+  void enqueue(const std::string& tag, EnqueueDone enqueued, Listed listed) override;
   // The missing ancestors as containers, all requests pipelined; the lock directory records
   // the permits of a semaphore.
   void create_queue(Done done) override;
@@ -66,9 +68,23 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
   engine::Listing listing_of(const std::vector<std::string>& children) const {
     return to_listing(children, *site_.naming);
   }
+  // Creates our node, tagged `tag` (ephemeral sequential).
+  void create_entry(const std::string& tag, zk::Client::CreateCompletion done);
+  // Tells `enqueued` how the create went, and keeps our node's name; returns the failure.
+  std::optional<engine::Failure> on_entry_created(std::error_code ec, const std::string& created,
+                                                  const zk::Stat& stat,
+                                                  const EnqueueDone& enqueued);
+  // The create alone, answered with a partial listing: `guess` and our node.
+  void enqueue_behind(std::string guess, const std::string& tag, EnqueueDone enqueued,
+                      Listed listed);
+  // Keeps the last entry of a listing that shows ours, when it is not ours, as the guess of
+  // where our next node lands.
+  void guess_tail(const engine::Listing& listing);
 
   const std::shared_ptr<zk::Client> client_;
   const Site site_;
+  // Our node, once created; read and written on the client's thread only.
+  std::string ours_;
 };
 
 // A ZooKeeper code as the engine sees it; `context` says what was being done.
