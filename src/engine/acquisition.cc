@@ -266,7 +266,8 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
   const std::size_t index = static_cast<std::size_t>(ours - entries.begin());
   const Decision decision = rules_.decide(entries, index, site_.permits);
   if (listing.partial && (decision.held || try_once_)) {
-    // Others may be ahead of the entries a partial listing names: only a full one can tell.
+    // Others may be ahead of the entries a partial listing names, and the one it names may be
+    // gone: only a full listing can grant the lock, or tell a try that it would not hold.
     lock.unlock();
     return list(round);
   }

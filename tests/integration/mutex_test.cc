@@ -335,7 +335,9 @@ class TailGuessTest : public ZkTest {
 
   void SetUp() override {
     ZkTest::SetUp();  // the sessions connect under the test's chroot, which it names
-    a_session_ = connect();
+    // The longest the server allows, so that no ping (sent after a third of it without a
+    // request) is counted.
+    a_session_ = connect({.session_timeout = 60s});
     x_.emplace(connect(), kPath);
     w_.emplace(connect(), kPath);
     a_.emplace(a_session_, kPath);
@@ -363,34 +365,71 @@ TEST_F(TailGuessTest, AHolderThatLocksAgainWatchesTheLastWaiterItSawWithoutListi
   EXPECT_TRUE(again.get());
 }
 
-// The guess is wrong when someone queued behind y meanwhile: a watches y, not z, its true
-// predecessor. When y leaves, a lists the queue and waits for z.
-TEST_F(TailGuessTest, AWrongGuessStillKeepsTheQueueOrder) {
+// The guess is wrong when someone queued behind y meanwhile: z, a's true predecessor. a's
+// sequence then does not follow y's, and a lists the queue instead of watching y, whose
+// release wakes z alone. a waits for z.
+TEST_F(TailGuessTest, AGuessThatIsNotThePredecessorIsNotWatched) {
   Lease a_lease = grant_a();
   Mutex z(connect(), kPath);
   auto z_waiting = std::async(std::launch::async, [&] { return z.acquire(); });
   ASSERT_TRUE(eventually([&] { return contenders(kPath).size() == 3; }));
   a_lease.release();
   Lease y_lease = y_waiting_.get();
+  const std::int64_t before = requests_of_a();
   auto again = std::async(std::launch::async, [&] { return a_->acquire(); });
-  ASSERT_TRUE(eventually([&] { return contenders(kPath).size() == 3; }));
-  std::this_thread::sleep_for(200ms);  // a's watch is set
+  ASSERT_TRUE(eventually([&] { return requests_of_a() >= before + 2; }));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(requests_of_a() - before, 3);  // the create, getChildren, the watch on z's node
+  const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
   y_lease.release();
   Lease z_lease = z_waiting.get();
-  EXPECT_EQ(again.wait_for(500ms), std::future_status::timeout) << "a holds beside z";
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(metric("zk_sum_node_deleted_watch_count") - fired_before, 1);
+  EXPECT_EQ(again.wait_for(0s), std::future_status::timeout) << "a holds beside z";
   z_lease.release();
   EXPECT_TRUE(again.get());
 }
 
-// The guess is gone when y held and left meanwhile: a, finding no node to watch, lists the
-// queue and holds.
-TEST_F(TailGuessTest, AGuessThatIsGoneCostsAListingAndNoMore) {
-  grant_a().release();
-  y_waiting_.get().release();
-  ASSERT_TRUE(eventually([&] { return contenders(kPath).empty(); }));
-  Lease again = a_->acquire(Clock::now() + 10s);
-  EXPECT_TRUE(again);
-  EXPECT_EQ(contenders(kPath).size(), 1u);
+// The guess is gone when its waiter gave up, and nothing was created since: a watches it,
+// finds it gone, and lists the queue. One request more than without a guess. x holds
+// throughout, so that the lock's directory is never empty (the server would remove it).
+TEST_F(TailGuessTest, AGuessThatIsGoneCostsOneRequestMore) {
+  Lease x_lease = x_->acquire();
+  std::stop_source w_quits;
+  std::stop_source a_quits;
+  std::stop_source y_quits;
+  auto queue = [&](Mutex& mutex, std::stop_source& quits, std::size_t nodes) {
+    auto waiting =
+        std::async(std::launch::async, [&] { EXPECT_THROW(mutex.lock(quits.get_token()), Error); });
+    EXPECT_TRUE(eventually([&] { return contenders(kPath).size() == nodes; }));
+    return waiting;
+  };
+  auto w_waiting = queue(*w_, w_quits, 2);
+  auto a_waiting = queue(*a_, a_quits, 3);
+  auto y_waiting = queue(*y_, y_quits, 4);
+  // w gives up: a, which saw x and w ahead, lists the queue and sees y behind it; then it
+  // watches x, and its own node.
+  const std::int64_t a_waited = requests_of_a();
+  w_quits.request_stop();
+  w_waiting.get();
+  ASSERT_TRUE(eventually([&] { return requests_of_a() >= a_waited + 3; }));
+  y_quits.request_stop();
+  y_waiting.get();
+  a_quits.request_stop();
+  a_waiting.get();
+  ASSERT_TRUE(eventually([&] { return contenders(kPath).size() == 1; }));
+  std::this_thread::sleep_for(300ms);  // a's session has sent what giving up takes
+  const std::int64_t before = requests_of_a();
+  ASSERT_GT(before, 0);
+  auto again = std::async(std::launch::async, [&] { return a_->acquire(); });
+  ASSERT_TRUE(eventually([&] { return requests_of_a() >= before + 4; }));
+  std::this_thread::sleep_for(300ms);
+  // The create, getData on y's node (none), getChildren, the watch on x's node, and one on
+  // a's own, since a will take the lock without a listing when x leaves.
+  EXPECT_EQ(requests_of_a() - before, 5);
+  EXPECT_EQ(again.wait_for(0s), std::future_status::timeout);
+  x_lease.release();
+  EXPECT_TRUE(again.get());
 }
 
 TEST_F(MutexTest, TimeoutLeavesNoNodeBehind) {

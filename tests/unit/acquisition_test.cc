@@ -216,17 +216,35 @@ TEST_F(AcquisitionTest, APartialListingHandsOffOnlyAfterAFullOne) {
   EXPECT_TRUE(c.holds());
 }
 
-// A partial listing that names no entry ahead of ours (the guess was gone) does not grant the
-// lock: only a full listing can.
-TEST_F(AcquisitionTest, APartialListingThatShowsNobodyAheadIsCheckedByAFullOne) {
+// The guessed entry is gone (it held and left, or gave up) while others are still ahead: the
+// waiter, told so by its watch at once, lists the queue and waits for them.
+TEST_F(AcquisitionTest, AGoneGuessIsFollowedByAFullListing) {
+  auto a = contend(Role::exclusive);
+  auto b = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  const std::string gone = entry(1);
+  b.attempt->fail(dlock::errc::cancelled);
+  queue_->deliver();
+  queue_->partial_behind = gone;
+  auto c = contend(Role::exclusive);
+  queue_->deliver();
+  EXPECT_FALSE(c.outcome->has_value());
+  a.release();
+  queue_->deliver();
+  EXPECT_TRUE(c.holds());
+}
+
+// A partial listing whose guess sorts after our entry (ZooKeeper restarts sequences in a lock
+// directory it removed and someone created again) would grant the lock: only a full listing may.
+TEST_F(AcquisitionTest, APartialListingThatWouldGrantIsCheckedByAFullOne) {
   auto a = contend(Role::exclusive);
   queue_->deliver();
   ASSERT_TRUE(a.holds());
-  queue_->partial_behind = "t9-gone";
+  queue_->partial_behind = "t9-9999999999";
   auto b = contend(Role::exclusive);
   queue_->deliver();
   EXPECT_FALSE(b.outcome->has_value());
-  EXPECT_EQ(queue_->watchers_of(entry(0)), 1u);
   a.release();
   queue_->deliver();
   EXPECT_TRUE(b.holds());

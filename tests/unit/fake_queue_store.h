@@ -40,8 +40,9 @@ struct FakeQueue {
   bool drop_next_enqueue = false;
   // The next listing finds no queue (ZooKeeper removed the empty lock node).
   bool absent_next_list = false;
-  // The next enqueue answers with a partial listing: this entry (if it is still there) and
-  // ours, as a ZooKeeper session that guessed its tail does.
+  // The next enqueue answers with a partial listing: this entry, there or not, and ours, as a
+  // ZooKeeper session that guessed its tail does. A name not in the queue orders by its last
+  // ten characters.
   std::optional<std::string> partial_behind;
   std::vector<std::string> log;
 
@@ -195,10 +196,12 @@ class FakeStore : public QueueStore {
     const Enqueued ours = add(tag);
     queue_->replies.push_back([=] { enqueued(std::nullopt, ours); });
     if (std::optional<std::string> guess = std::exchange(queue_->partial_behind, std::nullopt)) {
-      Listing listing{.entries = {}, .strangers = {}, .partial = true};
-      for (const Entry& entry : queue_->entries) {
-        if (entry.name == *guess || entry.name == ours.name) listing.entries.push_back(entry);
-      }
+      const std::string order = guess->substr(guess->size() - 10);
+      Listing listing{
+          .entries = {{.name = *guess, .role = role_, .order = order, .sequence = order},
+                      queue_->entries.back()},
+          .strangers = {},
+          .partial = true};
       queue_->replies.push_back([=] { listed(std::nullopt, listing); });
       return;
     }

@@ -14,6 +14,7 @@
 
 namespace {
 
+using dlock::zk_backend::created_right_after;
 using dlock::zk_backend::is_orderable_key;
 using dlock::zk_backend::new_curator_prefix;
 using dlock::zk_backend::new_kazoo_prefix;
@@ -226,6 +227,19 @@ TEST(NodeName, SequenceIsTheLastTenCharacters) {
   EXPECT_EQ(sequence_of("_c_0f-lease-0000000007"), "0000000007");
   EXPECT_LT(sequence_of("_c_1-__WRIT__0000000003"), sequence_of("_c_2-lease-0000000007"));
   EXPECT_EQ(sequence_of("short"), "");
+}
+
+// A session's guess of its predecessor (tail_guesses.h) is taken only when nothing was created
+// between the two.
+TEST(NodeName, CreatedRightAfterMeansTheNextSequence) {
+  EXPECT_TRUE(created_right_after("_c_1-lock-0000000005", "_c_2-lock-0000000006"));
+  EXPECT_TRUE(created_right_after("_c_1-lock-0000000009", "x__lock__0000000010"));
+  EXPECT_FALSE(created_right_after("_c_1-lock-0000000005", "_c_2-lock-0000000007"));
+  EXPECT_FALSE(created_right_after("_c_1-lock-0000000006", "_c_2-lock-0000000005"));
+  EXPECT_FALSE(created_right_after("_c_1-lock-0000000005", "_c_1-lock-0000000005"));
+  EXPECT_FALSE(created_right_after("_c_1-lock-000000000x", "_c_2-lock-0000000001"));
+  EXPECT_FALSE(created_right_after("short", "_c_2-lock-0000000001"));
+  EXPECT_FALSE(created_right_after("_c_1-lock-0000000000", "lock--2147483648"));
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <uuid/uuid.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 
 #include <dlock/error.h>
 
@@ -42,6 +44,17 @@ std::string_view sequence_of(std::string_view name) noexcept {
 bool is_orderable_key(std::string_view key) noexcept {
   return key.size() == 10 &&
          std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool created_right_after(std::string_view earlier, std::string_view later) noexcept {
+  const std::string_view first = sequence_of(earlier);
+  const std::string_view second = sequence_of(later);
+  if (!is_orderable_key(first) || !is_orderable_key(second)) return false;
+  std::int64_t a = 0;
+  std::int64_t b = 0;
+  std::from_chars(first.data(), first.data() + first.size(), a);
+  std::from_chars(second.data(), second.data() + second.size(), b);
+  return b == a + 1;
 }
 
 std::error_code sort_children(std::vector<std::string>& children,

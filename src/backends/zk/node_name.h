@@ -32,6 +32,10 @@ bool is_orderable_key(std::string_view key) noexcept;
 // orders nodes of every kind under one parent; empty for a shorter name.
 std::string_view sequence_of(std::string_view name) noexcept;
 
+// True when `later`'s sequence is `earlier`'s plus one, both orderable: the server created no
+// node under their parent between the two.
+bool created_right_after(std::string_view earlier, std::string_view later) noexcept;
+
 // Sorts `children` into lock order (stable, by sort key). Returns errc::unorderable_path and
 // sets `*offender` to the first child whose key is not orderable.
 std::error_code sort_children(std::vector<std::string>& children,

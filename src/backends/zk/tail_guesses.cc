@@ -15,8 +15,15 @@ void TailGuesses::remember(std::string_view dir, std::string node) {
   std::lock_guard lock(mu_);
   Guess* guess = find_locked(dir);
   if (guess == nullptr) {
-    guess = &guesses_[next_];
-    next_ = (next_ + 1) % kPaths;
+    // A spent slot first, so that a path looped on does not push out the others' guesses.
+    const auto spent = std::find_if(guesses_.begin(), guesses_.end(),
+                                    [](const Guess& g) { return g.node.empty(); });
+    if (spent != guesses_.end()) {
+      guess = &*spent;
+    } else {
+      guess = &guesses_[next_];
+      next_ = (next_ + 1) % kPaths;
+    }
     guess->dir = dir;
   }
   guess->node = std::move(node);
@@ -24,16 +31,14 @@ void TailGuesses::remember(std::string_view dir, std::string node) {
 
 void TailGuesses::forget(std::string_view dir) {
   std::lock_guard lock(mu_);
-  if (Guess* guess = find_locked(dir)) *guess = Guess{};
+  if (Guess* guess = find_locked(dir)) guess->node.clear();
 }
 
 std::optional<std::string> TailGuesses::take(std::string_view dir) {
   std::lock_guard lock(mu_);
   Guess* guess = find_locked(dir);
-  if (guess == nullptr) return std::nullopt;
-  std::optional<std::string> node = std::move(guess->node);
-  *guess = Guess{};
-  return node;
+  if (guess == nullptr || guess->node.empty()) return std::nullopt;
+  return std::exchange(guess->node, std::string());
 }
 
 }  // namespace dlock::zk_backend

@@ -3,10 +3,10 @@
 //
 // A process that takes a busy mutex in a loop is granted it on a listing that shows the
 // contenders queued behind it. When it queues again, the last of them is, most likely, the
-// node just ahead of its new one: it can watch that node at once instead of listing the queue
-// first, one request fewer per acquisition (zk_queue_store.h, enqueue). A guess is only ever a
-// node that sorts before the new one, so a wrong guess costs a listing, never safety: the
-// engine lists the queue before it takes the lock on a guess (engine::Listing::partial).
+// node just ahead of its new one, which the sequences confirm: it can watch that node at once
+// instead of listing the queue first, one request fewer per acquisition (zk_queue_store.h,
+// enqueue). A wrong guess costs a listing, never safety: the engine never takes the lock on a
+// guess, and lists the queue first (engine::Listing::partial).
 #ifndef DLOCK_SRC_BACKENDS_ZK_TAIL_GUESSES_H_
 #define DLOCK_SRC_BACKENDS_ZK_TAIL_GUESSES_H_
 
@@ -19,23 +19,24 @@
 
 namespace dlock::zk_backend {
 
-// One session's guesses, for the few lock paths it used last: a session that takes thousands
-// of locks keeps no more than a handful of names.
+// One session's guesses, for a few lock paths: a session that takes thousands of locks keeps
+// no more than a handful of names. A new path takes a spent slot, else each slot in turn.
 //
 // Thread safety: any thread.
 class TailGuesses {
  public:
   // The node last seen at the tail of `dir`'s queue, behind ours.
   void remember(std::string_view dir, std::string node);
-  // Drops the guess for `dir`: the queue ended with our own node.
+  // Drops the guess for `dir`: the queue ended with our own node, or the next enqueue must
+  // list it (a try-lock's).
   void forget(std::string_view dir);
   // The guess for `dir`, if any, which is spent: one enqueue uses it.
   std::optional<std::string> take(std::string_view dir);
 
  private:
   struct Guess {
-    std::string dir;  // empty: a free slot
-    std::string node;
+    std::string dir;   // empty: never used
+    std::string node;  // empty: spent
   };
   static constexpr std::size_t kPaths = 4;
 

@@ -58,8 +58,9 @@ void ZkQueueStore::list(Listed done) {
 
 void ZkQueueStore::guess_tail(const engine::Listing& listing) {
   if (!site_.tail_guesses) return;
-  // A listing made before our node exists is a try's look before it enqueues: that enqueue
-  // must list the queue, and a guess would only cost it a round trip more.
+  // A listing made before we know our node: a try's look before it enqueues (that enqueue
+  // must list the queue, and a guess would only cost it a round trip more), or one answered
+  // before a create that went again.
   if (ours_.empty()) return site_.tail_guesses->forget(site_.dir);
   const auto& entries = listing.entries;
   const auto last = std::max_element(
@@ -138,6 +139,9 @@ void ZkQueueStore::enqueue_behind(std::string guess, const std::string& tag, Enq
     if (std::optional<Failure> failed = self->on_entry_created(ec, created, stat, enqueued)) {
       return listed(std::move(*failed), {});
     }
+    // Someone queued between the guess and us: watching the guess would wake two waiters when
+    // it leaves, its successor and us. List the queue, as without a guess.
+    if (!created_right_after(guess, self->ours_)) return self->list(std::move(listed));
     engine::Listing listing = self->listing_of({guess, self->ours_});
     listing.partial = true;
     listed(std::nullopt, std::move(listing));
@@ -209,6 +213,7 @@ void ZkQueueStore::find(const std::string& tag, std::function<void(engine::Searc
             if (stat.ephemeral_owner != self->client_->session_id()) {
               return done(Search(Result::not_ours));
             }
+            self->ours_ = name;
             Search search(Result::found);
             search.entry = {.name = name,
                             .sequence = std::string(sequence_of(name)),

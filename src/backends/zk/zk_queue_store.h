@@ -42,8 +42,9 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
 
   std::string new_tag() const override { return site_.naming->new_prefix(); }
   void list(Listed done) override;
-  // create (ephemeral sequential) and getChildren, pipelined; or the create alone, answered
-  // with a partial listing, when the session guesses the node ours lands behind.
+  // create (ephemeral sequential) and getChildren, pipelined; or the create alone when the
+  // session guesses the node ours lands behind, answered with a partial listing if the
+  // sequences confirm the guess, else followed by getChildren.
   void enqueue(const std::string& tag, EnqueueDone enqueued, Listed listed) override;
   // The missing ancestors as containers, all requests pipelined; the lock directory records
   // the permits of a semaphore.
@@ -68,13 +69,13 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
   engine::Listing listing_of(const std::vector<std::string>& children) const {
     return to_listing(children, *site_.naming);
   }
-  // Creates our node, tagged `tag` (ephemeral sequential).
   void create_entry(const std::string& tag, zk::Client::CreateCompletion done);
   // Tells `enqueued` how the create went, and keeps our node's name; returns the failure.
   std::optional<engine::Failure> on_entry_created(std::error_code ec, const std::string& created,
                                                   const zk::Stat& stat,
                                                   const EnqueueDone& enqueued);
-  // The create alone, answered with a partial listing: `guess` and our node.
+  // The create alone, answered with a partial listing (`guess` and our node) if no node was
+  // created between the two.
   void enqueue_behind(std::string guess, const std::string& tag, EnqueueDone enqueued,
                       Listed listed);
   // Keeps the last entry of a listing that shows ours, when it is not ours, as the guess of
@@ -83,7 +84,8 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
 
   const std::shared_ptr<zk::Client> client_;
   const Site site_;
-  // Our node, once created; read and written on the client's thread only.
+  // Our node, once created (or found after a lost reply); read and written on the client's
+  // thread only.
   std::string ours_;
 };
 
