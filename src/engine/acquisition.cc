@@ -125,7 +125,8 @@ void Acquisition::create() {
   auto self = shared_from_this();
   if (rules_.records_permits) check_permits();
   // The listing is answered after the enqueue, so it includes our entry and the caller waits
-  // for one round trip, not two.
+  // for one round trip, not two (unless the store guesses where our entry lands: see
+  // QueueStore::enqueue).
   store_.enqueue(
       tag,
       [self, round](std::optional<Failure> failed, const Enqueued& ours) {

@@ -146,9 +146,10 @@ class QueueStore {
   // Lists the queue. A queue that does not exist fails with Trouble::absent.
   virtual void list(Listed done) = 0;
   // Adds our entry, tagged `tag`, and lists the queue, in one round trip: `listed`'s listing
-  // includes the entry (if `enqueued` succeeded), and `enqueued` is answered first. The
-  // listing may be partial (Listing::partial) when the store knows which entry ours queued
-  // behind.
+  // includes the entry (if `enqueued` succeeded), and `enqueued` is answered first. A store
+  // that guesses which entry ours lands behind may send the enqueue alone and answer with a
+  // partial listing (Listing::partial), or list after it when the guess proves wrong: two
+  // round trips then.
   virtual void enqueue(const std::string& tag, EnqueueDone enqueued, Listed listed) = 0;
   // Creates the queue (and whatever it needs to exist), for an enqueue that found none.
   virtual void create_queue(Done done) = 0;

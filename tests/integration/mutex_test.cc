@@ -365,6 +365,23 @@ TEST_F(TailGuessTest, AHolderThatLocksAgainWatchesTheLastWaiterItSawWithoutListi
   EXPECT_TRUE(again.get());
 }
 
+// A try-lock looks at the queue before it enqueues; that look drops the guess, so the
+// acquisition after it lists the queue (here with y ahead: create, getChildren, the watch on
+// y's node and one on a's own), as if a had never held the lock.
+TEST_F(TailGuessTest, ATryLockDropsTheGuess) {
+  grant_a().release();
+  Lease y_lease = y_waiting_.get();
+  EXPECT_FALSE(a_->try_lock());
+  const std::int64_t before = requests_of_a();
+  ASSERT_GT(before, 0);
+  auto again = std::async(std::launch::async, [&] { return a_->acquire(); });
+  ASSERT_TRUE(eventually([&] { return requests_of_a() >= before + 2; }));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(requests_of_a() - before, 4);
+  y_lease.release();
+  EXPECT_TRUE(again.get());
+}
+
 // The guess is wrong when someone queued behind y meanwhile: z, a's true predecessor. a's
 // sequence then does not follow y's, and a lists the queue instead of watching y, whose
 // release wakes z alone. a waits for z.

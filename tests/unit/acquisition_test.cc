@@ -235,8 +235,9 @@ TEST_F(AcquisitionTest, AGoneGuessIsFollowedByAFullListing) {
   EXPECT_TRUE(c.holds());
 }
 
-// A partial listing whose guess sorts after our entry (ZooKeeper restarts sequences in a lock
-// directory it removed and someone created again) would grant the lock: only a full listing may.
+// A partial listing whose guess sorts after our entry would grant the lock: only a full listing
+// may. ZooKeeper's store answers a partial listing only for a guess created right before our
+// entry; the engine does not count on it.
 TEST_F(AcquisitionTest, APartialListingThatWouldGrantIsCheckedByAFullOne) {
   auto a = contend(Role::exclusive);
   queue_->deliver();

@@ -11,7 +11,7 @@ TailGuesses::Guess* TailGuesses::find_locked(std::string_view dir) {
   return found == guesses_.end() ? nullptr : &*found;
 }
 
-void TailGuesses::remember(std::string_view dir, std::string node) {
+void TailGuesses::remember(std::string_view dir, std::string node, Clock::time_point now) {
   std::lock_guard lock(mu_);
   Guess* guess = find_locked(dir);
   if (guess == nullptr) {
@@ -27,6 +27,7 @@ void TailGuesses::remember(std::string_view dir, std::string node) {
     guess->dir = dir;
   }
   guess->node = std::move(node);
+  guess->seen = now;
 }
 
 void TailGuesses::forget(std::string_view dir) {
@@ -34,11 +35,13 @@ void TailGuesses::forget(std::string_view dir) {
   if (Guess* guess = find_locked(dir)) guess->node.clear();
 }
 
-std::optional<std::string> TailGuesses::take(std::string_view dir) {
+std::optional<std::string> TailGuesses::take(std::string_view dir, Clock::time_point now) {
   std::lock_guard lock(mu_);
   Guess* guess = find_locked(dir);
   if (guess == nullptr || guess->node.empty()) return std::nullopt;
-  return std::exchange(guess->node, std::string());
+  std::string node = std::exchange(guess->node, std::string());
+  if (now - guess->seen > kFresh) return std::nullopt;
+  return node;
 }
 
 }  // namespace dlock::zk_backend

@@ -71,7 +71,7 @@ void ZkQueueStore::guess_tail(const engine::Listing& listing) {
   // Only a listing that shows our node tells what queued behind it.
   const bool shows_ours = std::any_of(entries.begin(), entries.end(),
                                       [this](const engine::Entry& e) { return e.name == ours_; });
-  if (shows_ours) site_.tail_guesses->remember(site_.dir, last->name);
+  if (shows_ours) site_.tail_guesses->remember(site_.dir, last->name, Clock::now());
 }
 
 void ZkQueueStore::create_entry(const std::string& tag, zk::Client::CreateCompletion done) {
@@ -97,7 +97,7 @@ std::optional<Failure> ZkQueueStore::on_entry_created(std::error_code ec,
 
 void ZkQueueStore::enqueue(const std::string& tag, EnqueueDone enqueued, Listed listed) {
   if (site_.tail_guesses) {
-    if (std::optional<std::string> guess = site_.tail_guesses->take(site_.dir)) {
+    if (std::optional<std::string> guess = site_.tail_guesses->take(site_.dir, Clock::now())) {
       return enqueue_behind(std::move(*guess), tag, std::move(enqueued), std::move(listed));
     }
   }

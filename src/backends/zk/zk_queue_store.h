@@ -69,6 +69,7 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
   engine::Listing listing_of(const std::vector<std::string>& children) const {
     return to_listing(children, *site_.naming);
   }
+  // Creates our node, tagged `tag`: ephemeral sequential, named after our naming's stem.
   void create_entry(const std::string& tag, zk::Client::CreateCompletion done);
   // Tells `enqueued` how the create went, and keeps our node's name; returns the failure.
   std::optional<engine::Failure> on_entry_created(std::error_code ec, const std::string& created,
