@@ -333,6 +333,18 @@ class TailGuessTest : public ZkTest {
     return std::stoll(report.substr(count + 7));
   }
 
+  // Starts a's next acquisition (a_again_) and returns the requests a's session sent for it,
+  // read once `at_least` have arrived and 300 ms more have passed: the tests assert the exact
+  // figure, so that a request too many fails them.
+  std::int64_t queue_a_again(std::int64_t at_least) {
+    const std::int64_t before = requests_of_a();
+    EXPECT_GT(before, 0);
+    a_again_ = std::async(std::launch::async, [&] { return a_->acquire(); });
+    EXPECT_TRUE(eventually([&] { return requests_of_a() >= before + at_least; }));
+    std::this_thread::sleep_for(300ms);
+    return requests_of_a() - before;
+  }
+
   void SetUp() override {
     ZkTest::SetUp();  // the sessions connect under the test's chroot, which it names
     // The longest the server allows, so that no ping (sent after a third of it without a
@@ -348,21 +360,16 @@ class TailGuessTest : public ZkTest {
   std::optional<Mutex> x_, w_, a_, y_;
   std::future<Lease> a_waiting_;
   std::future<Lease> y_waiting_;
+  std::future<Lease> a_again_;
 };
 
 TEST_F(TailGuessTest, AHolderThatLocksAgainWatchesTheLastWaiterItSawWithoutListing) {
   grant_a().release();
   Lease y_lease = y_waiting_.get();
-  const std::int64_t before = requests_of_a();
-  ASSERT_GT(before, 0);
-  auto again = std::async(std::launch::async, [&] { return a_->acquire(); });
-  ASSERT_TRUE(eventually([&] { return requests_of_a() >= before + 2; }));
-  std::this_thread::sleep_for(300ms);
-  // The create, and the watch on y's node; no getChildren.
-  EXPECT_EQ(requests_of_a() - before, 2);
-  EXPECT_EQ(again.wait_for(0s), std::future_status::timeout);
+  EXPECT_EQ(queue_a_again(2), 2);  // the create, and the watch on y's node; no getChildren
+  EXPECT_EQ(a_again_.wait_for(0s), std::future_status::timeout);
   y_lease.release();
-  EXPECT_TRUE(again.get());
+  EXPECT_TRUE(a_again_.get());
 }
 
 // A try-lock looks at the queue before it enqueues; that look drops the guess, so the
@@ -372,14 +379,9 @@ TEST_F(TailGuessTest, ATryLockDropsTheGuess) {
   grant_a().release();
   Lease y_lease = y_waiting_.get();
   EXPECT_FALSE(a_->try_lock());
-  const std::int64_t before = requests_of_a();
-  ASSERT_GT(before, 0);
-  auto again = std::async(std::launch::async, [&] { return a_->acquire(); });
-  ASSERT_TRUE(eventually([&] { return requests_of_a() >= before + 2; }));
-  std::this_thread::sleep_for(300ms);
-  EXPECT_EQ(requests_of_a() - before, 4);
+  EXPECT_EQ(queue_a_again(2), 4);
   y_lease.release();
-  EXPECT_TRUE(again.get());
+  EXPECT_TRUE(a_again_.get());
 }
 
 // The guess is wrong when someone queued behind y meanwhile: z, a's true predecessor. a's
@@ -392,19 +394,15 @@ TEST_F(TailGuessTest, AGuessThatIsNotThePredecessorIsNotWatched) {
   ASSERT_TRUE(eventually([&] { return contenders(kPath).size() == 3; }));
   a_lease.release();
   Lease y_lease = y_waiting_.get();
-  const std::int64_t before = requests_of_a();
-  auto again = std::async(std::launch::async, [&] { return a_->acquire(); });
-  ASSERT_TRUE(eventually([&] { return requests_of_a() >= before + 2; }));
-  std::this_thread::sleep_for(300ms);
-  EXPECT_EQ(requests_of_a() - before, 3);  // the create, getChildren, the watch on z's node
+  EXPECT_EQ(queue_a_again(2), 3);  // the create, getChildren, the watch on z's node
   const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
   y_lease.release();
   Lease z_lease = z_waiting.get();
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(metric("zk_sum_node_deleted_watch_count") - fired_before, 1);
-  EXPECT_EQ(again.wait_for(0s), std::future_status::timeout) << "a holds beside z";
+  EXPECT_EQ(a_again_.wait_for(0s), std::future_status::timeout) << "a holds beside z";
   z_lease.release();
-  EXPECT_TRUE(again.get());
+  EXPECT_TRUE(a_again_.get());
 }
 
 // The guess is gone when its waiter gave up, and nothing was created since: a watches it,
@@ -436,17 +434,12 @@ TEST_F(TailGuessTest, AGuessThatIsGoneCostsOneRequestMore) {
   a_waiting.get();
   ASSERT_TRUE(eventually([&] { return contenders(kPath).size() == 1; }));
   std::this_thread::sleep_for(300ms);  // a's session has sent what giving up takes
-  const std::int64_t before = requests_of_a();
-  ASSERT_GT(before, 0);
-  auto again = std::async(std::launch::async, [&] { return a_->acquire(); });
-  ASSERT_TRUE(eventually([&] { return requests_of_a() >= before + 4; }));
-  std::this_thread::sleep_for(300ms);
   // The create, getData on y's node (none), getChildren, the watch on x's node, and one on
   // a's own, since a will take the lock without a listing when x leaves.
-  EXPECT_EQ(requests_of_a() - before, 5);
-  EXPECT_EQ(again.wait_for(0s), std::future_status::timeout);
+  EXPECT_EQ(queue_a_again(4), 5);
+  EXPECT_EQ(a_again_.wait_for(0s), std::future_status::timeout);
   x_lease.release();
-  EXPECT_TRUE(again.get());
+  EXPECT_TRUE(a_again_.get());
 }
 
 TEST_F(MutexTest, TimeoutLeavesNoNodeBehind) {
