@@ -50,6 +50,8 @@ enum class errc {
   // An argument is invalid (a malformed connect string, say); the message says which.
   invalid_argument,
   // The server answered with an error the library has no meaning for; the message carries it.
+  // Also a defect of the library itself, which the message says: a backend that ended an
+  // acquisition without answering it (the call fails rather than waiting forever).
   backend_failure,
   // The path is in use as another kind of lock (a semaphore where a mutex or read-write lock
   // is asked for, or the other way round; on ZooKeeper also a Mutex beside a SharedMutex), or

@@ -1,7 +1,9 @@
 #include "lock_handle.h"
 
 #include <future>
+#include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include <dlock/error.h>
 
@@ -9,6 +11,37 @@
 #include "core/lock_path.h"
 
 namespace dlock::detail {
+namespace {
+
+// Holds a Contender::Done and calls it when destroyed uncalled. Every backend promises to
+// answer an acquisition once; one that broke the promise (dropped the callbacks of an
+// attempt whose every reply was lost, say) would otherwise leave lock() waiting forever and
+// the handle busy for good.
+class Answer {
+ public:
+  explicit Answer(Contender::Done done) : done_(std::move(done)) {}
+  Answer(const Answer&) = delete;
+  Answer& operator=(const Answer&) = delete;
+  ~Answer() {
+    if (done_) {
+      done_(Outcome::failure(errc::backend_failure,
+                             "the backend ended the attempt without an answer (a defect in "
+                             "dlock: please report it)"));
+    }
+  }
+
+  // The Done to give the backend: it calls this answer's.
+  static Contender::Done callback(const std::shared_ptr<Answer>& answer) {
+    return [answer](Outcome outcome) { std::exchange(answer->done_, nullptr)(std::move(outcome)); };
+  }
+  // For a backend that threw instead of answering: the exception is its answer.
+  void disarm() noexcept { done_ = nullptr; }
+
+ private:
+  Contender::Done done_;
+};
+
+}  // namespace
 
 LockHandle::LockHandle(std::shared_ptr<Backend> backend, std::string path,
                        const std::vector<ContenderSpec>& roles, const LockOptions& options)
@@ -63,21 +96,22 @@ void LockHandle::start(std::size_t role, Clock::time_point deadline, std::stop_t
     busy_ = true;
   }
   std::weak_ptr<LockHandle> weak = weak_from_this();
+  auto answer = std::make_shared<Answer>([weak, role, done = std::move(done)](Outcome outcome) {
+    if (auto self = weak.lock()) {
+      // Before set_idle(): no newer attempt can have started.
+      self->contender(role).attempt_ended();
+      if (outcome.error) {
+        self->set_idle();
+      } else {
+        self->watch_release(*outcome.holding);
+      }
+    }
+    done(std::move(outcome));
+  });
   try {
-    contender(role).acquire(deadline, std::move(stop),
-                            [weak, role, done = std::move(done)](Outcome outcome) {
-                              if (auto self = weak.lock()) {
-                                // Before set_idle(): no newer attempt can have started.
-                                self->contender(role).attempt_ended();
-                                if (outcome.error) {
-                                  self->set_idle();
-                                } else {
-                                  self->watch_release(*outcome.holding);
-                                }
-                              }
-                              done(std::move(outcome));
-                            });
+    contender(role).acquire(deadline, std::move(stop), Answer::callback(answer));
   } catch (...) {
+    answer->disarm();
     set_idle();  // a backend refusing up front leaves the handle usable
     throw;
   }
@@ -145,8 +179,15 @@ void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
   }
   std::promise<Outcome> promise;
   auto result = promise.get_future();
-  contender(role).acquire_beside(
-      *from, [&promise](Outcome outcome) { promise.set_value(std::move(outcome)); });
+  auto answer = std::make_shared<Answer>(
+      [&promise](Outcome outcome) { promise.set_value(std::move(outcome)); });
+  try {
+    contender(role).acquire_beside(*from, Answer::callback(answer));
+  } catch (...) {
+    answer->disarm();
+    throw;
+  }
+  answer.reset();
   Outcome outcome = result.get();
   if (outcome.error) {
     throw Error(outcome.error, outcome.detail.empty() ? path_ : path_ + ": " + outcome.detail);
