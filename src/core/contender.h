@@ -134,6 +134,9 @@ class Contender {
   // Starts one acquisition. `done` is called exactly once, on any library thread, with an
   // error or the holding; it must not block. A deadline already past means "try once": fail
   // with errc::timed_out on contention without queueing. REQUIRES: no attempt in flight.
+  // The handle answers a `done` whose last copy is destroyed uncalled itself, with
+  // errc::backend_failure, on the destroying thread and through attempt_ended(): a backend
+  // must not let it go while holding a lock that attempt_ended() takes.
   virtual void acquire(Clock::time_point deadline, std::stop_token stop, Done done) = 0;
 
   // Ends the attempt in flight, if any, as if cancelled; its node is cleaned up in the

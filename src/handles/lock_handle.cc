@@ -7,6 +7,7 @@
 
 #include <dlock/error.h>
 
+#include "core/compact_mutex.h"
 #include "core/executor.h"
 #include "core/lock_path.h"
 
@@ -16,7 +17,8 @@ namespace {
 // Holds a Contender::Done and calls it when destroyed uncalled. Every backend promises to
 // answer an acquisition once; one that broke the promise (dropped the callbacks of an
 // attempt whose every reply was lost, say) would otherwise leave lock() waiting forever and
-// the handle busy for good.
+// the handle busy for good. The destructor runs `done` on the thread that let it go; what
+// `done` throws there ends the process, as it would on the library's thread.
 class Answer {
  public:
   explicit Answer(Contender::Done done) : done_(std::move(done)) {}
@@ -30,14 +32,24 @@ class Answer {
     }
   }
 
-  // The Done to give the backend: it calls this answer's.
+  // The Done to give the backend: the first call through any copy answers, later ones do
+  // nothing.
   static Contender::Done callback(const std::shared_ptr<Answer>& answer) {
-    return [answer](Outcome outcome) { std::exchange(answer->done_, nullptr)(std::move(outcome)); };
+    return [answer](Outcome outcome) {
+      if (Contender::Done done = answer->take()) done(std::move(outcome));
+    };
   }
   // For a backend that threw instead of answering: the exception is its answer.
-  void disarm() noexcept { done_ = nullptr; }
+  void disarm() { take(); }
 
  private:
+  // Locked: a backend that threw may still call a copy it gave away, on its own thread.
+  Contender::Done take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(done_, nullptr);
+  }
+
+  CompactMutex mu_;
   Contender::Done done_;
 };
 

@@ -37,7 +37,8 @@ class GrantedHolding final : public Holding {
   void do_release() noexcept override {}
 };
 
-// What the test backend's contender does with an acquisition.
+// What the test backend's contender does with an acquisition (acquire_beside() always lets
+// done go uncalled).
 enum class Answering {
   grant,               // calls done with a holding at once
   drop,                // lets done go uncalled at once
@@ -61,10 +62,10 @@ class TestContender final : public Contender {
       case Answering::drop:
         return;
       case Answering::drop_on_a_thread:
-        std::thread([done = std::move(done)]() mutable {
+        dropper_ = std::jthread([done = std::move(done)]() mutable {
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
           done = nullptr;
-        }).detach();
+        });
         return;
       case Answering::throw_without_done:
         throw dlock::Error(dlock::errc::invalid_argument, "refused up front");
@@ -77,6 +78,7 @@ class TestContender final : public Contender {
  private:
   const Answering answering_;
   const std::shared_ptr<Told> told_;
+  std::jthread dropper_;  // joined before the contender goes, so the test outlives it
 };
 
 class TestBackend final : public dlock::Backend {
@@ -104,13 +106,31 @@ std::shared_ptr<LockHandle> handle_on(const std::shared_ptr<TestBackend>& backen
       dlock::LockOptions{});
 }
 
-std::error_code acquire_error(LockHandle& handle) {
-  try {
-    handle.acquire(0, Clock::time_point::max(), {});
-  } catch (const dlock::Error& e) {
-    return e.code();
+// The error `call` ends with on a thread of its own; a test failure if it still runs after ten
+// seconds (its thread is then left behind), so that a regression fails instead of hanging.
+template <class Call>
+std::error_code error_within_bound(Call call) {
+  auto ended = std::make_shared<std::promise<std::error_code>>();
+  std::future<std::error_code> result = ended->get_future();
+  std::thread caller([call, ended] {
+    try {
+      call();
+      ended->set_value({});
+    } catch (const dlock::Error& e) {
+      ended->set_value(e.code());
+    }
+  });
+  if (result.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    caller.detach();
+    ADD_FAILURE() << "the call still waits after ten seconds";
+    return {};
   }
-  return {};
+  caller.join();
+  return result.get();
+}
+
+std::error_code acquire_error(const std::shared_ptr<LockHandle>& handle) {
+  return error_within_bound([handle] { handle->acquire(0, Clock::time_point::max(), {}); });
 }
 
 // A held lock keeps its handle and contender, so the contender must hear that the attempt
@@ -129,8 +149,8 @@ TEST(LockHandleTest, AnAttemptDroppedUnansweredFailsAndLeavesTheHandleUsable) {
   for (Answering answering : {Answering::drop, Answering::drop_on_a_thread}) {
     auto backend = std::make_shared<TestBackend>(answering);
     auto handle = handle_on(backend);
-    EXPECT_EQ(dlock::errc::backend_failure, acquire_error(*handle));
-    EXPECT_EQ(dlock::errc::backend_failure, acquire_error(*handle));  // not already_locked
+    EXPECT_EQ(dlock::errc::backend_failure, acquire_error(handle));
+    EXPECT_EQ(dlock::errc::backend_failure, acquire_error(handle));  // not already_locked
     EXPECT_EQ(2, backend->told->attempts_ended.load());
   }
 }
@@ -141,7 +161,9 @@ TEST(LockHandleTest, AnAsyncAttemptDroppedUnansweredCallsBack) {
   std::promise<std::error_code> heard;
   handle->run_async(0, [&heard](std::error_code ec, dlock::Lease) { heard.set_value(ec); },
                     Clock::time_point::max(), {});
-  EXPECT_EQ(dlock::errc::backend_failure, heard.get_future().get());
+  std::future<std::error_code> result = heard.get_future();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+  EXPECT_EQ(dlock::errc::backend_failure, result.get());
 }
 
 // The exception is the backend's answer: the callback it let go must not answer a second time.
@@ -156,10 +178,10 @@ TEST(LockHandleTest, AnAttemptRefusedUpFrontIsNotAnsweredTwice) {
   }
   backend->executor().settle(Clock::now() + std::chrono::seconds(5));
   EXPECT_EQ(0, calls.load());
-  EXPECT_EQ(dlock::errc::invalid_argument, acquire_error(*handle));
+  EXPECT_EQ(dlock::errc::invalid_argument, acquire_error(handle));
 }
 
-// A downgrade (acquire_beside) dropped unanswered fails as well.
+// A downgrade (acquire_beside) dropped unanswered fails as well, and keeps the write lock.
 TEST(LockHandleTest, ADowngradeDroppedUnansweredFails) {
   auto backend = std::make_shared<TestBackend>(Answering::grant);
   auto handle = std::make_shared<LockHandle>(
@@ -168,12 +190,9 @@ TEST(LockHandleTest, ADowngradeDroppedUnansweredFails) {
                                  {.role = ContenderSpec::Role::reader}},
       dlock::LockOptions{});
   handle->lock(0, {});
-  try {
-    handle->move_kept(0, 1);
-    ADD_FAILURE() << "move_kept returned";
-  } catch (const dlock::Error& e) {
-    EXPECT_EQ(dlock::errc::backend_failure, e.code());
-  }
+  EXPECT_EQ(dlock::errc::backend_failure,
+            error_within_bound([handle] { handle->move_kept(0, 1); }));
+  EXPECT_EQ(0, handle->kept_role());  // the write lock is still held
   handle->release_kept(0);
 }
 
