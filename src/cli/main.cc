@@ -113,16 +113,19 @@ CLI::Validator decimal_in(std::uint32_t min, std::uint32_t max) {
 std::string lock_name(const std::string& name) { return name.starts_with('/') ? name : "/" + name; }
 
 // The backend password, from the file if one is named, else from DLOCK_PASSWORD. Prints and
-// returns false if the file cannot be read.
+// returns false if the file cannot be read, or if its first line is longer than any password
+// (/dev/zero, or a file named by mistake, would otherwise be read into memory without end).
 bool read_password(const std::string& file, std::optional<std::string>& password) {
   if (file.empty()) {
     if (const char* env = std::getenv("DLOCK_PASSWORD"); env && *env) password = env;
     return true;
   }
+  constexpr std::size_t kLongestLine = 64 * 1024;
   std::ifstream in(file);
   std::string text;
   try {
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    // The first line, as `echo secret > file` writes it.
+    for (char c; text.size() <= kLongestLine && in.get(c) && c != '\n';) text.push_back(c);
   } catch (const std::ios_base::failure&) {
     // A failed read (a directory opens, and fails with EISDIR when read) throws from the
     // stream buffer, past the stream's state; errno still says why.
@@ -133,8 +136,11 @@ bool read_password(const std::string& file, std::optional<std::string>& password
                  std::strerror(errno));
     return false;
   }
-  // The first line, as `echo secret > file` writes it.
-  text.resize(std::min(text.find('\n'), text.size()));
+  if (text.size() > kLongestLine) {
+    std::fprintf(stderr, "dlock: --password-file %s: its first line is over %zu bytes\n",
+                 printable(file).c_str(), kLongestLine);
+    return false;
+  }
   if (text.ends_with('\r')) text.pop_back();
   password = std::move(text);
   return true;

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "dlock_process.h"
@@ -375,6 +376,20 @@ TEST_F(CliTest, PasswordFileThatIsADirectoryIsNamed) {
   EXPECT_EQ(64, f.status) << f.err;
   EXPECT_TRUE(f.err.starts_with("dlock: --password-file ")) << f.err;
   EXPECT_NE(std::string::npos, f.err.find("Is a directory")) << f.err;
+}
+
+// No password is that long: a file without end (or one named by mistake) is refused after its
+// first 64 KiB instead of being read into memory without limit.
+TEST_F(CliTest, PasswordFileWithAnEndlessFirstLineIsRefused) {
+  const Finished endless = run_dlock({"--password-file", "/dev/zero", "status", "/a"});
+  EXPECT_EQ(64, endless.status) << endless.err;
+  EXPECT_NE(std::string::npos, endless.err.find("first line is over 65536 bytes")) << endless.err;
+
+  for (const std::size_t length : {std::size_t{65536}, std::size_t{65537}}) {
+    std::ofstream(dir_.file("long")) << std::string(length, 'x') << "\nsecond line\n";
+    const Finished f = run_dlock({"--password-file", dir_.file("long"), "status", "/a"});
+    EXPECT_EQ(length == 65536 ? 0 : 64, f.status) << length << ": " << f.err;
+  }
 }
 
 }  // namespace
