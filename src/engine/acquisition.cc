@@ -89,13 +89,17 @@ void Acquisition::probe() {
     std::lock_guard lock(mu_);
     if (phase_ == Phase::done) return;
     phase_ = Phase::probing;
+    permits_checked_ = rules_.records_permits;
   }
+  // A handle that disagrees on the permits hears so even when the semaphore is full.
+  if (rules_.records_permits) check_permits();
   store_.list([self = shared_from_this()](std::optional<Failure> failed, Listing listing) {
     if (failed && failed->trouble == Trouble::connection) {
       return self->when_connected([self] { self->probe(); });
     }
     if (failed && failed->trouble != Trouble::absent) return self->fail(std::move(*failed));
     if (!listing.strangers.empty()) return self->refuse(listing.strangers.front());
+    if (self->permits_unrecorded()) return self->fail_unrecorded_permits();
     // Would a newcomer, queued last, hold at once? Only then is an entry worth making.
     std::vector<Entry>& entries = listing.entries;
     sort_in_lock_order(entries);
@@ -111,6 +115,7 @@ void Acquisition::probe() {
 void Acquisition::create() {
   unsigned round;
   std::string tag;
+  bool check;
   {
     std::lock_guard lock(mu_);
     if (phase_ == Phase::done) return;
@@ -121,9 +126,11 @@ void Acquisition::create() {
     entry_.clear();
     lower_.clear();
     if (own_watch_) std::exchange(own_watch_, nullptr)->stop();
+    // The probe's check was answered before its listing, which led here.
+    check = rules_.records_permits && !std::exchange(permits_checked_, false);
   }
   auto self = shared_from_this();
-  if (rules_.records_permits) check_permits();
+  if (check) check_permits();
   // The listing is answered after the enqueue, so it includes our entry and the caller waits
   // for one round trip, not two (unless the store guesses where our entry lands: see
   // QueueStore::enqueue).
@@ -203,6 +210,17 @@ void Acquisition::check_permits() {
   });
 }
 
+bool Acquisition::permits_unrecorded() {
+  std::lock_guard lock(mu_);
+  return permits_unrecorded_;
+}
+
+void Acquisition::fail_unrecorded_permits() {
+  fail(errc::lock_mismatch, "semaphores hold " + store_.name() +
+                                " but its permits are not recorded; this handle asked for " +
+                                std::to_string(site_.permits));
+}
+
 void Acquisition::refuse(const Stranger& offender) {
   if (offender.kind.empty()) {
     return fail(errc::unorderable_path, store_.entry_path(offender.name));
@@ -247,10 +265,7 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
   }
   if (permits_unrecorded_) {
     lock.unlock();
-    return fail(errc::lock_mismatch, "semaphores hold " + store_.name() +
-                                         " but its permits are not "
-                                         "recorded; this handle asked for " +
-                                         std::to_string(site_.permits));
+    return fail_unrecorded_permits();
   }
   std::vector<Entry>& entries = listing.entries;
   sort_in_lock_order(entries);

@@ -80,6 +80,9 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   // Fails on a stranger in the queue: lock_mismatch if it is another kind of lock, else
   // unorderable_path.
   void refuse(const Stranger& offender);
+  bool permits_unrecorded();
+  // Fails as check_permits() found: semaphores in the queue, and no record of their permits.
+  void fail_unrecorded_permits();
   // Retries `step` once connected, or fails with the reason the session ended.
   void when_connected(std::function<void()> step);
   // REQUIRES: mu_ held by `lock`; unlocks it.
@@ -108,6 +111,8 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   std::shared_ptr<EntryWatch> own_watch_;  // on our entry while we wait
   // The permits check found contenders and no record (check_permits()).
   bool permits_unrecorded_ = false;
+  // The probe checked the permits; its enqueue need not again.
+  bool permits_checked_ = false;
   std::optional<detail::Executor::TimerId> timer_;
   QueueStore::ObserverId observer_ = 0;
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;

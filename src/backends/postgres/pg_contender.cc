@@ -117,6 +117,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const std::optional<std::uint64_t> generation = core_->claim(key, shared_);
     if (!generation) return try_key(std::move(primary), index + 1);
     const std::uint64_t entry = next_entry();
+    asked_server_ = true;
     primary->query(
         core_->sql.contend, contend_params(key, entry, /*waiter=*/false, /*polling=*/false),
         [self = shared_from_this(), primary, index, key, entry, generation](Reply reply) {
@@ -175,9 +176,26 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
 
   void busy(std::shared_ptr<PgConnection> primary) {
     const auto now = Clock::now();
-    if (now >= deadline_) return finish(Outcome::failure(errc::timed_out));
+    if (now >= deadline_) {
+      if (permits_ != 0 && !asked_server_) return check_permits_then_time_out(primary);
+      return finish(Outcome::failure(errc::timed_out));
+    }
     if (site_->spec.role == ContenderSpec::Role::semaphore) return poll_later(primary, now);
     wait_alone();
+  }
+
+  // A semaphore's try whose slots this process holds all (claim() skipped them) asked the
+  // server nothing, so the server's records have not been compared with its permits: a handle
+  // that disagrees hears so rather than "busy".
+  void check_permits_then_time_out(const std::shared_ptr<PgConnection>& primary) {
+    primary->query(core_->sql.contend,
+                   contend_params(keys_.front(), next_entry(), /*waiter=*/false, /*polling=*/true),
+                   [self = shared_from_this()](Reply reply) {
+                     if (self->finished_) return;
+                     if (reply.error) return self->finish(failure_of(reply));
+                     if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
+                     self->finish(Outcome::failure(errc::timed_out));
+                   });
   }
 
   // Whether this attempt may begin on a connection of its own, where the lock statement or
@@ -349,6 +367,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   bool finished_ = false;
   bool primary_retried_ = false;
+  bool asked_server_ = false;        // a contend statement went to the server (its permits checked)
   bool began_alone_ = false;         // without a try on the primary (may_begin_alone())
   bool on_kept_connection_ = false;  // the lock statement runs on the seat's kept connection
   detail::Executor::TimerId deadline_timer_ = 0;
