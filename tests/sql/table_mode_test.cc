@@ -152,5 +152,31 @@ TEST(TableModeOnMariadb, AFrozenServerRaisesLostWithinTheTtl) {
   EXPECT_LT(lost_after, 1s) << "renewed every ttl/3, the lease ends within the ttl";
 }
 
+// A waiter's take that the frozen server runs only after the holder's row expired is answered
+// more than half a ttl after it was sent: a lease counted from its sending would be over before
+// it began, and `dlock run` started its command and killed it at once (exit 75; a hostile
+// probe). The row is renewed first and the lease starts afresh.
+TEST(TableModeOnMariadb, ATakeAnsweredPastHalfItsTtlStartsAFreshLease) {
+  OnMysql server;
+  auto holding_backend = dlock::open(server.url("mode=table&ttl=1s"));
+  auto waiting_backend = dlock::open(server.url("mode=table&ttl=1s"));
+  Mutex holder(holding_backend, "/table/late");
+  holder.lock();
+  const std::uint64_t holders_token = holder.token();
+  Mutex waiter(waiting_backend, "/table/late");
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(20s); });
+  ASSERT_TRUE(
+      eventually([&] { return holding_backend->status("/table/late").waiters.size() == 1; }, 5s));
+  MysqlServer::shared().pause();
+  std::this_thread::sleep_for(1500ms);
+  MysqlServer::shared().resume();
+  ASSERT_TRUE(waited.get());
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(waiter.lost().stop_requested());
+  EXPECT_TRUE(holder.lost().stop_requested());
+  EXPECT_GT(waiter.token(), holders_token);
+  waiter.unlock();
+}
+
 }  // namespace
 }  // namespace dlock::test

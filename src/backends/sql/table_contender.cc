@@ -108,9 +108,33 @@ class TableSteps final : public detail::PollingAttempt::Steps {
           const std::uint64_t token =
               result.rows.empty() ? result.insert_id : number(result.rows[0][0]);
           if (row_may_have_lapsed()) kind_checked_ = false;
-          check_kind(/*taken=*/true, std::move(then), [this, token, sent](Taken held) {
-            held(Outcome::success(TableHolding::start(locks_, owner_, token, sent)));
+          check_kind(/*taken=*/true, std::move(then), [this, slot, token, sent](Taken checked) {
+            hold(slot, token, sent, std::move(checked));
           });
+        });
+  }
+
+  // The lease of a row taken by a statement sent at `sent`. One whose answers took over half
+  // a ttl (a server that stalled, then ran the take once the holder's row had expired) would
+  // start with little or nothing left, and lost() fire at once: `dlock run` started its
+  // command and killed it (exit 75). The row is renewed first, once, and the lease counted
+  // from the renewal's sending; a row that expired meanwhile is not ours, and the slot is
+  // tried as any other.
+  void hold(std::uint32_t slot, std::uint64_t token, Clock::time_point sent, Taken then) {
+    const Clock::duration ttl = locks_->terms().ttl;
+    if (Clock::now() - sent <= ttl / 2) {
+      return then(Outcome::success(TableHolding::start(locks_, owner_, token, sent)));
+    }
+    const Clock::time_point renewal_sent = Clock::now();
+    locks_->link().run(
+        locks_->sql().renew, {owner_, std::to_string(ttl.count())},
+        [this, slot, token, renewal_sent, then = std::move(then)](Result result) mutable {
+          if (result.error) {
+            give_back();
+            return then(Outcome::failure(result.error, result.message));
+          }
+          if (result.changed != 1) return try_slot(slot + 1, std::move(then));
+          then(Outcome::success(TableHolding::start(locks_, owner_, token, renewal_sent)));
         });
   }
 
