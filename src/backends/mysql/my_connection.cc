@@ -103,7 +103,11 @@ void MyConnection::open(std::shared_ptr<detail::Executor> executor, const Connec
   if (params.ssl_mode.starts_with("VERIFY_")) {
     mysql_options(mysql, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
   }
-  if (!params.ssl_ca.empty()) mysql_options(mysql, MYSQL_OPT_SSL_CA, params.ssl_ca.c_str());
+  // Any CA makes the connector use TLS, and check the server's chain against it: not when
+  // asked for no TLS at all.
+  if (!params.ssl_ca.empty() && params.ssl_mode != "DISABLED") {
+    mysql_options(mysql, MYSQL_OPT_SSL_CA, params.ssl_ca.c_str());
+  }
   if (params.server_idle_timeout.count() > 0) {
     // Run by the handshake itself: no round trip of its own.
     const std::string idle =
