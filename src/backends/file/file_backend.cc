@@ -94,8 +94,14 @@ class Backend::Impl {
 };
 
 std::string default_directory() {
+  // Only a runtime directory that exists and is ours, as the XDG spec has it: a stale value
+  // (a cron job's inherited /run/user/UID after logout) would be created with its parents,
+  // under what the login manager later mounts.
   if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && runtime[0] == '/') {
-    return std::string(runtime) + "/dlock";
+    struct stat st {};
+    if (::stat(runtime, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
+      return std::string(runtime) + "/dlock";
+    }
   }
   return "/tmp/dlock-" + std::to_string(::geteuid());
 }
