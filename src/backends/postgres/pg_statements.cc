@@ -74,6 +74,9 @@ Statements::Statements(const std::string& schema) {
   unlock_shared_keeping_row = "SELECT pg_advisory_unlock_shared($1::bigint)";
   forget = "DELETE FROM " + table + " WHERE pid = pg_backend_pid() AND entry = $1::bigint";
   cancel_backend = "SELECT pg_cancel_backend($1::integer)";
+  // pg_locks is read live, the table at the statement's snapshot: a dlock connection that
+  // waits with no row seen is one whose row commits meanwhile, and is left out rather than
+  // shown as another program's wait (a holder is shown, row or not).
   status = std::string("WITH keys AS (SELECT $2::bigint AS key UNION SELECT key FROM ") + table +
            " WHERE path = $1), locks AS (SELECT l.pid, l.granted, l.waitstart, " + kLockKey +
            " AS key FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 1) "
@@ -81,7 +84,9 @@ Statements::Statements(const std::string& schema) {
            "extract(epoch FROM coalesce(locks.waitstart, r.since)), false FROM locks JOIN keys "
            "USING (key) LEFT JOIN " +
            table +
-           " r ON r.pid = locks.pid AND r.key = locks.key AND NOT r.polling UNION ALL SELECT "
+           " r ON r.pid = locks.pid AND r.key = locks.key AND NOT r.polling WHERE locks.granted OR "
+           "r.pid IS NOT NULL OR locks.pid NOT IN (SELECT pid FROM pg_stat_activity WHERE "
+           "application_name = 'dlock') UNION ALL SELECT "
            "r.pid, false, NULL, r.data, extract(epoch FROM r.since), true FROM " +
            table +
            " r WHERE r.path = $1 AND r.polling AND r.pid IN (SELECT pid FROM pg_stat_activity)";
