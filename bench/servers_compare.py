@@ -31,6 +31,7 @@ def peer(script, design, url):
 # (server, implementation, command without the scenario's arguments)
 IMPLS = [
     ("Redis", "dlock", [BENCH, "--backend", REDIS]),
+    ("Redis", "dlock async_acquire", [BENCH, "--backend", REDIS, "--strategy", "dlock-async"]),
     ("Redis", "seed SET NX PX (dlock-bench)", [BENCH, "--backend", REDIS, "--strategy",
                                                "seed-redis"]),
     ("Redis", "redis-py Lock", ["/usr/bin/python3", os.path.join(PEERS, "redis-py",
@@ -39,6 +40,8 @@ IMPLS = [
     ("Redis", "node-redlock", ["node", os.path.join(PEERS, "node-redlock", "redlock_lock.mjs"),
                                "--backend", REDIS]),
     ("PostgreSQL", "dlock (advisory)", [BENCH, "--backend", PG]),
+    ("PostgreSQL", "dlock (advisory) async_acquire",
+     [BENCH, "--backend", PG, "--strategy", "dlock-async"]),
     ("PostgreSQL", "dlock mode=table", [BENCH, "--backend", PG + "?mode=table"]),
     ("PostgreSQL", "dlock mode=row", [BENCH, "--backend", PG + "?mode=row"]),
     ("PostgreSQL", "seed table (dlock-bench)", [BENCH, "--backend", PG, "--strategy", "pg-table"]),
@@ -47,6 +50,8 @@ IMPLS = [
     ("PostgreSQL", "psycopg pg_advisory_lock", peer("psycopg/psycopg_locks.py", "advisory", PG)),
     ("PostgreSQL", "psycopg seed table", peer("psycopg/psycopg_locks.py", "table", PG)),
     ("MariaDB", "dlock (GET_LOCK)", [BENCH, "--backend", MY]),
+    ("MariaDB", "dlock (GET_LOCK) async_acquire",
+     [BENCH, "--backend", MY, "--strategy", "dlock-async"]),
     ("MariaDB", "dlock mode=table", [BENCH, "--backend", MY + "?mode=table"]),
     ("MariaDB", "dlock mode=row", [BENCH, "--backend", MY + "?mode=row"]),
     ("MariaDB", "PyMySQL GET_LOCK", peer("pymysql/pymysql_locks.py", "get_lock", MY)),
@@ -150,7 +155,10 @@ def render():
             "`bench/peers/psycopg`, `bench/peers/pymysql`) run one process per client; "
             "node-redlock (`bench/peers/node-redlock`) a worker thread per client; their CPU "
             "includes starting the runtime and connecting. The seed's strategies run inside "
-            "dlock-bench. Hand-off is the contract's: from one release() call to the next "
+            "dlock-bench. dlock runs both ways its API offers: a thread per client blocked in "
+            "`lock()`, and (the `async_acquire` rows) each client a chain of `async_acquire` "
+            "callbacks on the library's thread, with no thread hop between the library and "
+            "the caller. Hand-off is the contract's: from one release() call to the next "
             "acquire()'s return, whoever holds next, so a client that takes the lock back at "
             "once makes it short; per-client min/max shows who held. A polling lock retries "
             "after its library's own sleep: redis-py 100 ms, node-redlock 200-400 ms, the "
