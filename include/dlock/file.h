@@ -44,7 +44,7 @@ struct Options {
 
 // $XDG_RUNTIME_DIR/dlock if XDG_RUNTIME_DIR names an existing directory owned by this user,
 // else /tmp/dlock-<uid>. Processes of one user that see different XDG_RUNTIME_DIR values (a
-// cron job has none) use different directories and do not exclude each other: name the
+// cron job usually has none) use different directories and do not exclude each other: name the
 // directory (file:///var/lock/app) for locks shared between them.
 DLOCK_EXPORT std::string default_directory();
 

@@ -123,14 +123,9 @@ bool read_password(const std::string& file, std::optional<std::string>& password
   constexpr std::size_t kLongestLine = 64 * 1024;
   std::ifstream in(file);
   std::string text;
-  try {
-    // The first line, as `echo secret > file` writes it.
-    for (char c; text.size() <= kLongestLine && in.get(c) && c != '\n';) text.push_back(c);
-  } catch (const std::ios_base::failure&) {
-    // A failed read (a directory opens, and fails with EISDIR when read) throws from the
-    // stream buffer, past the stream's state; errno still says why.
-    in.setstate(std::ios::badbit);
-  }
+  // The first line, as `echo secret > file` writes it. A failed read (a directory opens, and
+  // fails with EISDIR when read) sets badbit, and errno says why.
+  for (char c; text.size() <= kLongestLine && in.get(c) && c != '\n';) text.push_back(c);
   if (!in.good() && !in.eof()) {
     std::fprintf(stderr, "dlock: --password-file %s: %s\n", printable(file).c_str(),
                  std::strerror(errno));

@@ -89,10 +89,10 @@ void Acquisition::probe() {
     std::lock_guard lock(mu_);
     if (phase_ == Phase::done) return;
     phase_ = Phase::probing;
-    permits_checked_ = rules_.records_permits;
   }
-  // A handle that disagrees on the permits hears so even when the semaphore is full.
-  if (rules_.records_permits) check_permits();
+  // A handle that disagrees on the permits hears so even when the semaphore is full. A look
+  // only: the record of an empty queue is replaced by the enqueue's check, if it comes to one.
+  if (rules_.records_permits) check_permits(/*may_record=*/false);
   store_.list([self = shared_from_this()](std::optional<Failure> failed, Listing listing) {
     if (failed && failed->trouble == Trouble::connection) {
       return self->when_connected([self] { self->probe(); });
@@ -115,7 +115,6 @@ void Acquisition::probe() {
 void Acquisition::create() {
   unsigned round;
   std::string tag;
-  bool check;
   {
     std::lock_guard lock(mu_);
     if (phase_ == Phase::done) return;
@@ -126,11 +125,11 @@ void Acquisition::create() {
     entry_.clear();
     lower_.clear();
     if (own_watch_) std::exchange(own_watch_, nullptr)->stop();
-    // The probe's check was answered before its listing, which led here.
-    check = rules_.records_permits && !std::exchange(permits_checked_, false);
   }
   auto self = shared_from_this();
-  if (check) check_permits();
+  // Again after a try-lock's look: the record may have changed since, and only a check sent
+  // right before the enqueue keeps two contenders from deciding with different permits.
+  if (rules_.records_permits) check_permits(/*may_record=*/true);
   // The listing is answered after the enqueue, so it includes our entry and the caller waits
   // for one round trip, not two (unless the store guesses where our entry lands: see
   // QueueStore::enqueue).
@@ -189,8 +188,8 @@ void Acquisition::on_enqueued(unsigned round, std::optional<Failure> failed, con
 
 // Processes that disagree on the permits would admit too many holders: the queue records
 // them, and every attempt compares (sent before its enqueue, so answered first).
-void Acquisition::check_permits() {
-  store_.check_permits([self = shared_from_this()](PermitsCheck check) {
+void Acquisition::check_permits(bool may_record) {
+  store_.check_permits(may_record, [self = shared_from_this(), may_record](PermitsCheck check) {
     switch (check.result) {
       case PermitsCheck::Result::agreed:
         return;
@@ -203,7 +202,7 @@ void Acquisition::check_permits() {
       }
       case PermitsCheck::Result::failed:
         if (check.failure.trouble == Trouble::connection) {
-          return self->when_connected([self] { self->check_permits(); });
+          return self->when_connected([self, may_record] { self->check_permits(may_record); });
         }
         return self->fail(std::move(check.failure));
     }

@@ -66,7 +66,7 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   void begin();
   void probe();
   void create();
-  void check_permits();
+  void check_permits(bool may_record);
   void create_queue();
   void on_enqueued(unsigned round, std::optional<Failure> failed, const Enqueued& ours);
   void list(unsigned round);
@@ -111,8 +111,6 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   std::shared_ptr<EntryWatch> own_watch_;  // on our entry while we wait
   // The permits check found contenders and no record (check_permits()).
   bool permits_unrecorded_ = false;
-  // The probe checked the permits; its enqueue need not again.
-  bool permits_checked_ = false;
   std::optional<detail::Executor::TimerId> timer_;
   QueueStore::ObserverId observer_ = 0;
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;

@@ -156,8 +156,11 @@ class QueueStore {
   // Finds our entry by `tag` after an enqueue whose reply was lost, on a listing that a
   // lagging replica cannot hide it from (ZooKeeper: after sync()).
   virtual void find(const std::string& tag, std::function<void(Search)> done) = 0;
-  // Compares the queue's recorded permits with ours (Rules::records_permits).
-  virtual void check_permits(std::function<void(PermitsCheck)> done) = 0;
+  // Compares the queue's recorded permits with ours (Rules::records_permits). With
+  // `may_record`, a queue with no contenders gets ours recorded in place of a former user's;
+  // without it (a look that may enqueue nothing) that queue counts as agreed and nothing is
+  // written.
+  virtual void check_permits(bool may_record, std::function<void(PermitsCheck)> done) = 0;
 
   // Watches another contender's entry `entry` until it leaves; see WatchNews. Set again on
   // WatchNews::changed.

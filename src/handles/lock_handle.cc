@@ -39,8 +39,9 @@ class Answer {
       if (Contender::Done done = answer->take()) done(std::move(outcome));
     };
   }
-  // For a backend that threw instead of answering: the exception is its answer.
-  void disarm() { take(); }
+  // For a backend that threw instead of answering: the exception is its answer, unless the
+  // backend also answered through a copy it gave away (false), whose answer then stands.
+  bool disarm() { return static_cast<bool>(take()); }
 
  private:
   // Locked: a backend that threw may still call a copy it gave away, on its own thread.
@@ -123,8 +124,8 @@ void LockHandle::start(std::size_t role, Clock::time_point deadline, std::stop_t
   try {
     contender(role).acquire(deadline, std::move(stop), Answer::callback(answer));
   } catch (...) {
-    answer->disarm();
-    set_idle();  // a backend refusing up front leaves the handle usable
+    if (!answer->disarm()) return;  // answered as well: that answer stands, once
+    set_idle();                     // a backend refusing up front leaves the handle usable
     throw;
   }
 }
@@ -196,8 +197,7 @@ void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
   try {
     contender(role).acquire_beside(*from, Answer::callback(answer));
   } catch (...) {
-    answer->disarm();
-    throw;
+    if (answer->disarm()) throw;  // else answered as well: that answer stands
   }
   answer.reset();
   Outcome outcome = result.get();

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <dlock/dlock.h>
@@ -298,35 +299,50 @@ TEST(OpenTest, UrlsAndDurations) {
             std::dynamic_pointer_cast<file::Backend>(open("file://"))->directory());
 }
 
+// Sets XDG_RUNTIME_DIR for one test and puts back what was there.
+class RuntimeDirectoryVariable {
+ public:
+  RuntimeDirectoryVariable() {
+    if (const char* value = std::getenv(kName)) saved_ = value;
+  }
+  ~RuntimeDirectoryVariable() {
+    if (saved_) {
+      ::setenv(kName, saved_->c_str(), 1);
+    } else {
+      ::unsetenv(kName);
+    }
+  }
+  std::string default_with(const std::string& value) const {
+    ::setenv(kName, value.c_str(), 1);
+    return file::default_directory();
+  }
+
+ private:
+  static constexpr const char* kName = "XDG_RUNTIME_DIR";
+  std::optional<std::string> saved_;
+};
+
 // The default directory is under XDG_RUNTIME_DIR only if that is an existing directory of this
 // user's, as the XDG spec has it: a stale value (a cron job's, after logout) was created with
 // all its parents, under what a login manager later mounts.
 TEST_F(FileBackendTest, TheDefaultDirectoryUsesOnlyARuntimeDirectoryThatIsOurs) {
-  const char* saved = std::getenv("XDG_RUNTIME_DIR");
-  const std::string kept = saved ? saved : "";
+  const RuntimeDirectoryVariable variable;
   const std::string fallback = "/tmp/dlock-" + std::to_string(::geteuid());
-  const auto default_with = [](const std::string& runtime) {
-    ::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
-    return file::default_directory();
-  };
-  EXPECT_EQ(dir_ + "/dlock", default_with(dir_));
-  EXPECT_EQ(fallback, default_with(dir_ + "/gone/run/user/0"));
+  EXPECT_EQ(dir_ + "/dlock", variable.default_with(dir_));
+  EXPECT_EQ(fallback, variable.default_with(dir_ + "/gone/run/user/0"));
   std::ofstream(dir_ + "/plain") << "a file";
-  EXPECT_EQ(fallback, default_with(dir_ + "/plain"));
+  EXPECT_EQ(fallback, variable.default_with(dir_ + "/plain"));
+  // Another user's: as root, a directory given to nobody (where the id is mapped); else "/".
   const std::string others = dir_ + "/others";
   std::filesystem::create_directory(others);
-  // Root owns "/"; anyone else finds a directory of root's there.
-  EXPECT_EQ(fallback, default_with(::geteuid() == 0 && ::chown(others.c_str(), 65534, 65534) == 0
-                                       ? others
-                                       : std::string("/")));
-  ::setenv("XDG_RUNTIME_DIR", (dir_ + "/gone/run/user/0").c_str(), 1);
+  if (::geteuid() != 0) {
+    EXPECT_EQ(fallback, variable.default_with("/"));
+  } else if (::chown(others.c_str(), 65534, 65534) == 0) {
+    EXPECT_EQ(fallback, variable.default_with(others));
+  }
+  variable.default_with(dir_ + "/gone/run/user/0");
   file::Backend::open({});
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/gone"));
-  if (saved) {
-    ::setenv("XDG_RUNTIME_DIR", kept.c_str(), 1);
-  } else {
-    ::unsetenv("XDG_RUNTIME_DIR");
-  }
 }
 
 }  // namespace

@@ -220,7 +220,7 @@ class FakeStore : public QueueStore {
     }
     queue_->replies.push_back([=] { done(search); });
   }
-  void check_permits(std::function<void(PermitsCheck)> done) override {
+  void check_permits(bool, std::function<void(PermitsCheck)> done) override {
     queue_->replies.push_back([=] { done(PermitsCheck(PermitsCheck::Result::agreed)); });
   }
   void watch(const std::string& entry, std::function<void(WatchNews, Failure)> news) override {

@@ -44,6 +44,7 @@ enum class Answering {
   drop,                // lets done go uncalled at once
   drop_on_a_thread,    // lets done go uncalled on another thread, a little later
   throw_without_done,  // lets done go and throws
+  grant_then_throw,    // calls done with a holding, then throws
 };
 
 struct Told {
@@ -69,6 +70,9 @@ class TestContender final : public Contender {
         return;
       case Answering::throw_without_done:
         throw dlock::Error(dlock::errc::invalid_argument, "refused up front");
+      case Answering::grant_then_throw:
+        done(Outcome::success(std::make_shared<GrantedHolding>()));
+        throw dlock::Error(dlock::errc::invalid_argument, "refused after answering");
     }
   }
   void acquire_beside(const Holding&, Done) override {}
@@ -179,6 +183,25 @@ TEST(LockHandleTest, AnAttemptRefusedUpFrontIsNotAnsweredTwice) {
   backend->executor().settle(Clock::now() + std::chrono::seconds(5));
   EXPECT_EQ(0, calls.load());
   EXPECT_EQ(dlock::errc::invalid_argument, acquire_error(handle));
+}
+
+// A backend that answered and then threw broke its contract twice; its answer stands, once.
+TEST(LockHandleTest, AnAttemptAnsweredThenRefusedKeepsTheAnswer) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant_then_throw);
+  auto handle = handle_on(backend);
+  std::atomic<int> calls{0};
+  std::error_code heard = make_error_code(dlock::errc::backend_failure);
+  EXPECT_NO_THROW(handle->run_async(0,
+                                    [&](std::error_code ec, dlock::Lease lease) {
+                                      heard = ec;
+                                      ++calls;
+                                      lease.release();
+                                    },
+                                    Clock::time_point::max(), {}));
+  backend->executor().settle(Clock::now() + std::chrono::seconds(5));
+  EXPECT_EQ(1, calls.load());
+  EXPECT_FALSE(heard);
+  EXPECT_EQ(std::error_code(), acquire_error(handle));
 }
 
 // A downgrade (acquire_beside) dropped unanswered fails as well, and keeps the write lock.

@@ -113,10 +113,15 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     throw Error(errc::invalid_argument, "the lock directory '" + dir + "' is not absolute");
   }
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  make_directories(dir);
   if (private_default) {
+    // Its parent must exist: a runtime directory gone since default_directory() looked is not
+    // made again.
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      throw_errno(errno, "cannot create the lock directory " + dir);
+    }
     check_private_directory(dir);
   } else {
+    make_directories(dir);
     check_directory(dir);
   }
   return std::shared_ptr<Backend>(new Backend(std::make_shared<Impl>(std::move(dir))));

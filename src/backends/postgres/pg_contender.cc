@@ -117,7 +117,6 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const std::optional<std::uint64_t> generation = core_->claim(key, shared_);
     if (!generation) return try_key(std::move(primary), index + 1);
     const std::uint64_t entry = next_entry();
-    asked_server_ = true;
     primary->query(
         core_->sql.contend, contend_params(key, entry, /*waiter=*/false, /*polling=*/false),
         [self = shared_from_this(), primary, index, key, entry, generation](Reply reply) {
@@ -130,6 +129,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
             return self->try_on_primary();
           }
           if (reply.error) return self->finish(failure_of(reply));
+          self->asked_server_ = true;
           if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
           if (!taken) return self->try_key(primary, index + 1);
           self->site_->last_found_busy = false;
@@ -258,6 +258,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                      [self = shared_from_this()](Reply reply) {
                        if (self->finished_) return;
                        if (reply.error) return self->finish(failure_of(reply));
+                       self->asked_server_ = true;
                        if (!reply.rows.empty()) self->refused(reply.rows[0][1]);
                      });
     }
@@ -367,7 +368,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   bool finished_ = false;
   bool primary_retried_ = false;
-  bool asked_server_ = false;        // a contend statement went to the server (its permits checked)
+  bool asked_server_ = false;        // a contend statement was answered (the permits were checked)
   bool began_alone_ = false;         // without a try on the primary (may_begin_alone())
   bool on_kept_connection_ = false;  // the lock statement runs on the seat's kept connection
   detail::Executor::TimerId deadline_timer_ = 0;

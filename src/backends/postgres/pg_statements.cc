@@ -75,8 +75,9 @@ Statements::Statements(const std::string& schema) {
   forget = "DELETE FROM " + table + " WHERE pid = pg_backend_pid() AND entry = $1::bigint";
   cancel_backend = "SELECT pg_cancel_backend($1::integer)";
   // pg_locks is read live, the table at the statement's snapshot: a dlock connection that
-  // waits with no row seen is one whose row commits meanwhile, and is left out rather than
-  // shown as another program's wait (a holder is shown, row or not).
+  // waits with no row seen is mostly one whose row commits meanwhile, and is left out rather
+  // than shown as another program's wait (a holder is shown, row or not). So is a dlock of
+  // another schema= waiting on the same key (postgres.md).
   status = std::string("WITH keys AS (SELECT $2::bigint AS key UNION SELECT key FROM ") + table +
            " WHERE path = $1), locks AS (SELECT l.pid, l.granted, l.waitstart, " + kLockKey +
            " AS key FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 1) "

@@ -1,6 +1,7 @@
 #include "table_contender.h"
 
 #include <charconv>
+#include <utility>
 
 #include <dlock/error.h>
 
@@ -119,7 +120,7 @@ class TableSteps final : public detail::PollingAttempt::Steps {
   // start with little or nothing left, and lost() fire at once: `dlock run` started its
   // command and killed it (exit 75). The row is renewed first, once, and the lease counted
   // from the renewal's sending; a row that expired meanwhile is not ours, and the slot is
-  // tried as any other.
+  // taken once more.
   void hold(std::uint32_t slot, std::uint64_t token, Clock::time_point sent, Taken then) {
     const Clock::duration ttl = locks_->terms().ttl;
     if (Clock::now() - sent <= ttl / 2) {
@@ -133,7 +134,12 @@ class TableSteps final : public detail::PollingAttempt::Steps {
             give_back();
             return then(Outcome::failure(result.error, result.message));
           }
-          if (result.changed != 1) return try_slot(slot + 1, std::move(then));
+          if (result.changed != 1) {
+            // Expired before the renewal ran, so the slot may be free again: taken once more,
+            // then tried as any other.
+            const bool again = !std::exchange(late_take_retried_, true);
+            return try_slot(again ? slot : slot + 1, std::move(then));
+          }
           then(Outcome::success(TableHolding::start(locks_, owner_, token, renewal_sent)));
         });
   }
@@ -168,6 +174,7 @@ class TableSteps final : public detail::PollingAttempt::Steps {
   // (each holds `then`, which holds the attempt), and calls finished() after the last one.
   bool kind_checked_ = false;
   bool waiter_recorded_ = false;
+  bool late_take_retried_ = false;  // hold() took a slot again after its renewal came too late
   Clock::time_point next_waiter_refresh_{};
   Clock::time_point last_record_sent_{};  // of the last waiter record that succeeded, if any
 };

@@ -225,16 +225,17 @@ void ZkQueueStore::find(const std::string& tag, std::function<void(engine::Searc
   });
 }
 
-void ZkQueueStore::check_permits(std::function<void(engine::PermitsCheck)> done) {
+void ZkQueueStore::check_permits(bool may_record, std::function<void(engine::PermitsCheck)> done) {
   using engine::PermitsCheck;
   using Result = PermitsCheck::Result;
-  client_->get_data(site_.dir, [self = shared_from_this(), done = std::move(done)](
+  client_->get_data(site_.dir, [self = shared_from_this(), may_record, done = std::move(done)](
                                    std::error_code ec, std::string recorded, const zk::Stat& stat) {
     // No directory yet: the create fails too, and parents get created.
     if (ec) return done(PermitsCheck(Result::agreed));
     const std::string wanted = std::to_string(self->site_.permits);
     if (recorded == wanted) return done(PermitsCheck(Result::agreed));
     if (stat.num_children == 0) {
+      if (!may_record) return done(PermitsCheck(Result::agreed));
       // Nobody contends: the record is a former user's, on a lock node the
       // server has not removed yet. Ours replaces it unless someone changed
       // it meanwhile; then look again.
@@ -244,7 +245,7 @@ void ZkQueueStore::check_permits(std::function<void(engine::PermitsCheck)> done)
             // Someone changed the record, or the server removed the empty lock node meanwhile
             // (a container): look again.
             if (set == zk::Code::bad_version || set == zk::Code::no_node) {
-              return self->check_permits(done);
+              return self->check_permits(/*may_record=*/true, done);
             }
             done(PermitsCheck(Result::failed,
                               engine_failure(set, "recording the permits of " + self->site_.dir)));

@@ -52,7 +52,7 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
   // sync, getChildren, and getData of the node with our protection prefix: ours only if our
   // session owns it.
   void find(const std::string& tag, std::function<void(engine::Search)> done) override;
-  void check_permits(std::function<void(engine::PermitsCheck)> done) override;
+  void check_permits(bool may_record, std::function<void(engine::PermitsCheck)> done) override;
   // getData with a watch, not exists: exists would leave a watch behind on a node that is
   // already gone.
   void watch(const std::string& entry,
