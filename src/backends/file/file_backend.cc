@@ -116,9 +116,7 @@ std::shared_ptr<Backend> Backend::open(Options options) {
   if (private_default) {
     // Its parent must exist: a runtime directory gone since default_directory() looked is not
     // made again.
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-      throw_errno(errno, "cannot create the lock directory " + dir);
-    }
+    make_directory(dir);
     check_private_directory(dir);
   } else {
     make_directories(dir);

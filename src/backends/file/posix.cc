@@ -43,13 +43,16 @@ Fd open_lock_file(const std::string& path) {
   return Fd(fd);
 }
 
+void make_directory(const std::string& path) {
+  // EEXIST is fine whoever made it; whether it is a usable directory shows at the next open.
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw_errno(errno, "cannot create the lock directory " + path);
+  }
+}
+
 void make_directories(const std::string& path) {
   for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
-    const std::string prefix = path.substr(0, at);
-    // EEXIST is fine whoever made it; whether it is a usable directory shows at the next open.
-    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
-      throw_errno(errno, "cannot create the lock directory " + prefix);
-    }
+    make_directory(path.substr(0, at));
     if (at == std::string::npos) return;
   }
 }

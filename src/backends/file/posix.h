@@ -45,6 +45,8 @@ std::string errno_detail(int err, const std::string& what);
 // run by the holder never inherit a lock. Throws as throw_errno.
 Fd open_lock_file(const std::string& path);
 
+// mkdir with mode 0700; one that exists already is fine. Throws as throw_errno.
+void make_directory(const std::string& path);
 // mkdir -p with mode 0700 for the directories it creates. Throws as throw_errno.
 void make_directories(const std::string& path);
 
