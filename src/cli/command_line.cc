@@ -64,7 +64,8 @@ CommandLine split_command_line(const CLI::App& app, const CLI::App& run, int arg
       break;
     }
     if (is_option(word)) {
-      const bool value_follows = takes_next_word(run, word);
+      // `run` falls through to `app`, so dlock's own options (--backend URL) may come here too.
+      const bool value_follows = takes_next_word(run, word) || takes_next_word(app, word);
       keep();
       if (value_follows && i < argc) keep();
     } else if (!named) {

@@ -314,6 +314,11 @@ TEST_F(CliTest, FlockHabitsWork) {
   const Finished options_after_name = run_dlock({"run", "/a", "-w", "1m30s", "-x", "echo", "ok"});
   EXPECT_EQ(0, options_after_name.status) << options_after_name.err;
   EXPECT_EQ("ok\n", options_after_name.out);
+  // dlock's own options may follow `run`, their values in the next word as anywhere else.
+  const Finished backend_after_run =
+      run({dlock_cli(), "run", "-n", "--backend", "file://" + dir_.path(), "/a", "echo", "ok"});
+  EXPECT_EQ(0, backend_after_run.status) << backend_after_run.err;
+  EXPECT_EQ("ok\n", backend_after_run.out);
   const Finished dash_named = run_dlock({"run", "--", "-named", "echo", "-n"});
   EXPECT_EQ(0, dash_named.status) << dash_named.err;
   EXPECT_EQ("/-named", status_json("/-named")["path"]);

@@ -707,6 +707,13 @@ TEST_F(MysqlTest, TlsIsUsedWhenTheModeAsksForIt) {
   EXPECT_TRUE(verified.try_lock());
   EXPECT_EQ(open_error(at + "?ssl-mode=VERIFY_CA&ssl-ca=/etc/ssl/certs/ca-certificates.crt").code(),
             errc::connect_failed);
+  const Error missing = open_error(at + "?ssl-mode=REQUIRED&ssl-ca=" + ca + ".missing");
+  EXPECT_EQ(missing.code(), errc::invalid_argument);
+  EXPECT_NE(std::string(missing.what()).find(ca + ".missing"), std::string::npos) << missing.what();
+  const std::string not_pem_file = server().directory() + "/not-a-certificate.pem";
+  std::ofstream(not_pem_file) << "not a certificate\n";
+  const Error not_pem = open_error(at + "?ssl-mode=VERIFY_CA&ssl-ca=" + not_pem_file);
+  EXPECT_EQ(not_pem.code(), errc::invalid_argument) << not_pem.what();
 }
 
 }  // namespace

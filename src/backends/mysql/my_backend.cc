@@ -16,6 +16,7 @@
 #include "my_link.h"
 #include "my_mode_statements.h"
 #include "my_statements.h"
+#include "net/stream.h"
 
 namespace dlock::mysql {
 
@@ -74,6 +75,11 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     throw Error(errc::invalid_argument,
                 "ssl-mode '" + options.ssl_mode +
                     "': DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY");
+  }
+  // Read here, as the Redis and ZooKeeper backends read theirs: the connector's own failure
+  // would not name the file.
+  if (!options.ssl_ca.empty() && mode != "DISABLED") {
+    net::make_tls_context({.enabled = true, .ca_file = options.ssl_ca});
   }
   if (options.database.empty()) {
     throw Error(errc::invalid_argument, "MySQL needs a database for dlock's table");
