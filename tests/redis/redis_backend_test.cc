@@ -214,6 +214,29 @@ TEST_F(RedisBackendTest, AGrantWhoseReplyWasLostExpiresWithItsTtl) {
   proxy.pass();
 }
 
+// A try-once granted by the server, the reply lost with the connection: the grant is taken
+// back once the connection is back, not left to its ttl.
+TEST_F(RedisBackendTest, ATryOnceWhoseGrantWasLostTakesItBack) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto cut_off =
+      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=60s");
+  Mutex warm_up(cut_off, "/warm-up");  // connected, scripts loaded
+  warm_up.lock();
+  warm_up.unlock();
+  // The command connection's replies (it opens with a PING) held back for less than a try's
+  // grace for its answer (kAnswerGrace, 500 ms): the attempt still waits for the grant's reply
+  // when the connection breaks.
+  proxy.delay_replies_on("PING", 400ms);
+  Mutex mutex(cut_off, "/try-once");
+  auto acquired = std::async(std::launch::async, [&] { return mutex.try_lock(); });
+  ASSERT_TRUE(eventually([&] { return cli({"EXISTS", "/try-once"}) == "1"; }, 3s));
+  proxy.reset();
+  EXPECT_FALSE(acquired.get());
+  EXPECT_TRUE(eventually([&] { return cli({"EXISTS", "/try-once"}) == "0"; }, 5s));
+  Mutex next(open(), "/try-once");
+  EXPECT_TRUE(next.try_lock());
+}
+
 // A holder cut off from the server (its packets dropped) learns it has lost the lock before
 // the server can give it to the next holder, whose token is larger.
 TEST_F(RedisBackendTest, ACutOffHolderLosesBeforeTheNextHolderIsLetIn) {

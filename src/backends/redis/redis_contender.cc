@@ -143,6 +143,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         return finish(Outcome::failure(ec, mismatch(reply.text.substr(kMismatch.size()))));
       }
       if (!transient(ec)) return finish(Outcome::failure(ec, detail));
+      // The server may have run the request, and queued or granted us (a try-once too, or a
+      // grant asked again): finish() takes back whatever it left.
+      may_be_queued_ = true;
       return retry_at(Clock::now() + kTransientRetry);
     }
     const bool granted = reply.elements.size() == 2 && reply.elements[0].integer == 1;
@@ -236,7 +239,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool finished_ = false;
   bool in_flight_ = false;
   bool again_ = false;          // a wake-up came while a request was in flight
-  bool may_be_queued_ = false;  // a request that may queue us was sent
+  bool may_be_queued_ = false;  // a request that may queue us was sent, or one whose answer was
+                                // lost, which may have granted us too
   bool asked_again_ = false;    // a grant that came too late was asked for again (on_reply())
   // When the request that last found us queued was sent, and our place in the queue it
   // reported: where a lease handed over by a release starts, and which grants are stale
