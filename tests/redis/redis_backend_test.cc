@@ -8,9 +8,12 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <dlock/dlock.h>
 
@@ -597,6 +600,41 @@ TEST_F(RedisBackendTest, ReadersHandedTheLockByAReleaseKeepTheirKeysAsLongAsThei
     EXPECT_GT(std::stoi(cli({"PTTL", key})), 20000) << key;
   }
   reader.unlock_shared();
+}
+
+// A writer's release lets in every reader queued behind it, however many: the release read
+// the queue 100 at a time and stopped after the first 100, the others waiting for their next
+// refresh (a third of the ttl, here 10 s).
+TEST_F(RedisBackendTest, AWritersReleaseLetsInEveryReaderQueuedBehindIt) {
+  auto backend = open("ttl=30s");
+  SharedMutex writer(backend, "/many-readers");
+  writer.lock();
+  constexpr std::size_t kReaders = 150;
+  std::mutex mu;
+  std::vector<Lease> leases;
+  std::vector<std::unique_ptr<SharedMutex>> readers;
+  for (std::size_t i = 0; i < kReaders; ++i) {
+    readers.push_back(std::make_unique<SharedMutex>(backend, "/many-readers"));
+    readers.back()->async_acquire_shared([&](std::error_code ec, Lease lease) {
+      EXPECT_FALSE(ec) << ec.message();
+      std::lock_guard lock(mu);
+      leases.push_back(std::move(lease));
+    });
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        return cli({"ZCARD", "/many-readers:dlock:queue"}) == std::to_string(kReaders);
+      },
+      10s));
+  writer.unlock();
+  EXPECT_TRUE(eventually(
+      [&] {
+        std::lock_guard lock(mu);
+        return leases.size() == kReaders;
+      },
+      5s));
+  std::lock_guard lock(mu);
+  leases.clear();
 }
 
 TEST_F(RedisBackendTest, ASemaphoreAdmitsItsPermitsAndRefusesOtherCounts) {

@@ -167,12 +167,13 @@ local function wake(now, freed)
   if not freed and redis.call('EXISTS', lock) == 1 then return end
   local held = redis.call('ZCARD', shared)
   local permits  -- read when a semaphore's waiter comes up
-  local granted = 0
+  local granted, gone = 0, 0  -- gone: the batch's entries that left the queue
   local batch = redis.call('ZRANGE', queue, 0, 99)
   for _, id in ipairs(batch) do
     local expires = expiry_of(id)
     if not expires then
       leave_queue(id)
+      gone = gone + 1
     else
       local role = role_of(id)
       if role == 's' then
@@ -186,6 +187,7 @@ local function wake(now, freed)
       if string.match(id, '^[^-]+%-h') then
         local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}', true)
         redis.call('PUBLISH', channel, id .. ' ' .. token_text)
+        gone = gone + 1
       else
         redis.call('PUBLISH', channel, id)
       end
@@ -193,8 +195,10 @@ local function wake(now, freed)
       if exclusive(role) then return end
     end
   end
-  -- A whole batch of strangers, all removed now: the waiters behind them come next.
-  if granted == 0 and #batch == 100 then return wake(now, freed) end
+  -- A whole batch that left the queue (readers granted, strangers removed) and found no one
+  -- to stop at: the waiters behind it come next. An older client's waiter, only woken, stays
+  -- queued, and would be met again.
+  if gone == 100 then return wake(now, freed) end
 end
 )lua";
 
