@@ -240,6 +240,36 @@ TEST_F(RedisBackendTest, ATryOnceWhoseGrantWasLostTakesItBack) {
   EXPECT_TRUE(next.try_lock());
 }
 
+// A server that forgot dlock's scripts (a restart, SCRIPT FLUSH) answers an acquisition
+// NOSCRIPT, having run nothing. The script was then sent again by its source, to run after
+// what had been sent behind it: an attempt that ended meanwhile had its release run first,
+// and the late acquisition held the lock for nobody until its ttl.
+TEST_F(RedisBackendTest, AnAcquisitionTheServerCouldNotRunIsNotRunLate) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto slow =
+      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=60s");
+  Mutex warm_up(slow, "/warm-up");  // connected
+  warm_up.lock();
+  warm_up.unlock();
+  cli({"SCRIPT", "FLUSH"});
+  cli({"SCRIPT", "LOAD", redis_backend::release_script().source});
+  // The command connection's replies (it opens with a PING) come a second late: the attempt
+  // gives up (its 100 ms, and half a second's grace for the answer) and sends its release
+  // before it hears NOSCRIPT.
+  proxy.delay_replies_on("PING", 1s);
+  Mutex mutex(slow, "/late");
+  EXPECT_FALSE(mutex.try_lock_for(100ms));
+  // Once the acquire script is known again, whatever the NOSCRIPT led to has run.
+  const std::string acquire_sha = redis_backend::acquire_script().sha1;
+  ASSERT_TRUE(eventually([&] { return cli({"SCRIPT", "EXISTS", acquire_sha}) == "1"; }, 5s));
+  EXPECT_EQ(cli({"EXISTS", "/late"}), "0");
+  proxy.delay_replies_on("PING", 0ms);
+  // An attempt still under way sends it again: even a try-once, which nothing blocks.
+  cli({"SCRIPT", "FLUSH"});
+  Mutex next(open(), "/late");
+  EXPECT_TRUE(next.try_lock());
+}
+
 // A holder cut off from the server (its packets dropped) learns it has lost the lock before
 // the server can give it to the next holder, whose token is larger.
 TEST_F(RedisBackendTest, ACutOffHolderLosesBeforeTheNextHolderIsLetIn) {

@@ -34,6 +34,10 @@ Outcome wait_for(std::future<Outcome>& outcome, Clock::time_point deadline,
 
 bool transient(std::error_code code) { return code == errc::connection_lost; }
 
+bool is_noscript(const Reply& reply) {
+  return reply.is_error() && reply.text.starts_with("NOSCRIPT");
+}
+
 RedisClient::RedisClient(ClientOptions options)
     : options_(std::move(options)),
       client_id_(detail::random_hex(16)),
@@ -99,11 +103,21 @@ void RedisClient::run(const Script& script, const LockKeys& keys, std::vector<st
   send(std::move(by_sha),
        [self = shared_from_this(), &script, keys, args = std::move(args), done = std::move(done)](
            std::error_code ec, const std::string& detail, Reply reply) mutable {
-         // The server forgot its scripts (a restart, SCRIPT FLUSH): EVAL loads the script again.
-         if (ec && reply.text.starts_with("NOSCRIPT")) {
+         // The server forgot its scripts (a restart, SCRIPT FLUSH). The commands sent behind
+         // this one have run already, so EVAL would run it after them.
+         if (ec && is_noscript(reply) && script.may_run_late) {
            return self->send(script_command(script, false, keys.all(), args), std::move(done));
          }
          const std::string text = ec ? "redis " + self->address() + ": " + detail : detail;
+         if (ec && is_noscript(reply)) {
+           return self->send({"SCRIPT", "LOAD", script.source},
+                             [ec, text, reply = std::move(reply), done = std::move(done)](
+                                 std::error_code loading, const std::string& why, Reply) mutable {
+                               if (loading)
+                                 return done(loading, text + "; SCRIPT LOAD: " + why, {});
+                               done(ec, text, std::move(reply));
+                             });
+         }
          done(ec, text, std::move(reply));
        });
 }

@@ -43,7 +43,10 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
   static std::shared_ptr<RedisClient> open(ClientOptions options, const OpenOptions& open);
   ~RedisClient();
 
-  // Runs `script` by its SHA1, and once more by its source if the server does not know it.
+  // Runs `script` by its SHA1. A server that does not know it (a restart, SCRIPT FLUSH) runs
+  // it by its source next if it may run late; else it loads it, and then passes its NOSCRIPT
+  // error on (see is_noscript()): the script did not run, and the caller sends it again if it
+  // still wants it run.
   void run(const Script& script, const LockKeys& keys, std::vector<std::string> args, Done done);
   void send(Command command, Done done);
   // send(), waiting for the reply until `deadline`. Throws dlock::Error: timed_out, and the
@@ -99,6 +102,8 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
 
 // Whether a failure may pass if the same command is sent again.
 bool transient(std::error_code code);
+// Whether `reply` is the server's NOSCRIPT error: the script did not run.
+bool is_noscript(const Reply& reply);
 
 }  // namespace dlock::redis_backend
 

@@ -142,6 +142,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       if (ec == errc::lock_mismatch && reply.text.starts_with(kMismatch)) {
         return finish(Outcome::failure(ec, mismatch(reply.text.substr(kMismatch.size()))));
       }
+      // The server had forgotten the script and ran nothing; it knows it again now. Once:
+      // a server that forgets it again (replicas behind a proxy, each its own cache) fails.
+      if (is_noscript(reply) && !sent_again_) {
+        sent_again_ = true;
+        return step();
+      }
       if (!transient(ec)) return finish(Outcome::failure(ec, detail));
       // The server may have run the request, and queued or granted us (a try-once too, or a
       // grant asked again): finish() takes back whatever it left.
@@ -242,6 +248,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool may_be_queued_ = false;  // a request that may queue us was sent, or one whose answer was
                                 // lost, which may have granted us too
   bool asked_again_ = false;    // a grant that came too late was asked for again (on_reply())
+  bool sent_again_ = false;     // a request the server could not run (NOSCRIPT) was sent again
   // When the request that last found us queued was sent, and our place in the queue it
   // reported: where a lease handed over by a release starts, and which grants are stale
   // (handed_over()).

@@ -340,10 +340,10 @@ std::string hex_sha1(std::string_view text) {
   return hex;
 }
 
-Script make_script(std::string_view body) {
+Script make_script(std::string_view body, bool may_run_late) {
   std::string source = std::string(kPrelude) + std::string(body);
   std::string sha1 = hex_sha1(source);
-  return {std::move(source), std::move(sha1)};
+  return {std::move(source), std::move(sha1), may_run_late};
 }
 
 }  // namespace
@@ -364,22 +364,22 @@ LockKeys::LockKeys(std::string_view path) {
 }
 
 const Script& acquire_script() {
-  static const Script script = make_script(kAcquire);
+  static const Script script = make_script(kAcquire, /*may_run_late=*/false);
   return script;
 }
 
 const Script& renew_script() {
-  static const Script script = make_script(kRenew);
+  static const Script script = make_script(kRenew, /*may_run_late=*/true);
   return script;
 }
 
 const Script& release_script() {
-  static const Script script = make_script(kRelease);
+  static const Script script = make_script(kRelease, /*may_run_late=*/true);
   return script;
 }
 
 const Script& status_script() {
-  static const Script script = make_script(kStatus);
+  static const Script script = make_script(kStatus, /*may_run_late=*/true);
   return script;
 }
 

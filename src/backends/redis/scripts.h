@@ -16,6 +16,11 @@ namespace dlock::redis_backend {
 struct Script {
   std::string source;
   std::string sha1;  // hex, for EVALSHA
+  // Whether the script may run after the commands sent behind it, as it does when it is sent
+  // again by its source to a server that had forgotten it: what only reads, renews or gives
+  // up may; the acquire script may not (a late run could queue or grant an attempt that has
+  // ended, and whose release already ran).
+  bool may_run_late;
 };
 
 // The keys of one lock path, in the order every script takes them. Copies share the names: a
