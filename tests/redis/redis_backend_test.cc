@@ -270,6 +270,35 @@ TEST_F(RedisBackendTest, AnAcquisitionTheServerCouldNotRunIsNotRunLate) {
   EXPECT_TRUE(next.try_lock());
 }
 
+// A waiter whose connection went silent (a NAT or firewall that forgot it: its replies never
+// come, and TCP takes many minutes to tell) takes it for dead after a ttl without a reply, and
+// goes on over a new one, however long it was ready to wait.
+TEST_F(RedisBackendTest, AWaiterOnAConnectionThatWentSilentGoesOnOverANewOne) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto silent =
+      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=1s");
+  Mutex warm_up(silent, "/warm-up");  // the scripts loaded
+  warm_up.lock();
+  warm_up.unlock();
+  // Another program's lock, which wakes nobody: the waiter asks again and again.
+  cli({"SET", "/silent", "another-program", "PX", "3000"});
+  // The command connection's replies (it opens with a PING) held back for an hour, where
+  // they stay; connections opened later are answered at once.
+  proxy.delay_replies_on("PING", std::chrono::hours(1));
+  Mutex waiter(silent, "/silent");
+  std::stop_source stop;
+  auto acquired = std::async(std::launch::async, [&] {
+    waiter.lock(stop.get_token());
+    return waiter.token();
+  });
+  ASSERT_TRUE(eventually([&] { return cli({"ZCARD", "/silent:dlock:queue"}) == "1"; }, 3s));
+  proxy.delay_replies_on("PING", 0ms);
+  const bool through = acquired.wait_for(10s) == std::future_status::ready;
+  EXPECT_TRUE(through) << "still waiting on the silent connection";
+  if (!through) stop.request_stop();
+  EXPECT_GT(acquired.get(), 0u);
+}
+
 // A holder cut off from the server (its packets dropped) learns it has lost the lock before
 // the server can give it to the next holder, whose token is larger.
 TEST_F(RedisBackendTest, ACutOffHolderLosesBeforeTheNextHolderIsLetIn) {

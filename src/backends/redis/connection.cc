@@ -21,7 +21,7 @@ std::shared_ptr<Connection> Connection::create(asio::io_context& io, Endpoint en
 }
 
 Connection::Connection(asio::io_context& io, Endpoint endpoint)
-    : io_(io), endpoint_(std::move(endpoint)), resolver_(io), timer_(io) {}
+    : io_(io), endpoint_(std::move(endpoint)), resolver_(io), timer_(io), reply_timer_(io) {}
 
 Connection::~Connection() = default;
 
@@ -57,6 +57,7 @@ void Connection::enqueue(Command command, Callback done) {
       return done(errc::session_closed, reason("the Redis backend was closed"));
     case State::ready:
       encode_command(command, pending_output_);
+      await_reply();
       in_flight_.push_back(std::move(done));
       return flush();
     case State::idle:
@@ -144,6 +145,7 @@ void Connection::handshake() {
     auto queued = std::move(self->queued_);
     for (auto& [command, done] : queued) {
       encode_command(command, self->pending_output_);
+      self->await_reply();
       self->in_flight_.push_back(std::move(done));
     }
     self->flush();
@@ -201,7 +203,32 @@ void Connection::on_reply(Reply reply) {
   if (in_flight_.empty()) return fail(errc::connection_lost, "a reply nobody asked for");
   Callback done = std::move(in_flight_.front());
   in_flight_.pop_front();
+  if (reply_timer_armed_) awaited_since_ = std::chrono::steady_clock::now();
   done({}, std::move(reply));
+}
+
+void Connection::await_reply() {
+  if (endpoint_.reply_timeout.count() == 0) return;
+  if (in_flight_.empty()) awaited_since_ = std::chrono::steady_clock::now();
+  if (!reply_timer_armed_) watch_replies(endpoint_.reply_timeout);
+}
+
+// One timer per reply timeout, not per command: when it fires, it looks how long replies have
+// been awaited, and waits again for the rest.
+void Connection::watch_replies(std::chrono::steady_clock::duration after) {
+  reply_timer_armed_ = true;
+  reply_timer_.expires_after(after);
+  reply_timer_.async_wait(
+      [self = shared_from_this(), generation = generation_](std::error_code ec) {
+        if (ec || generation != self->generation_) return;
+        self->reply_timer_armed_ = false;
+        if (self->in_flight_.empty()) return;
+        const auto waited = std::chrono::steady_clock::now() - self->awaited_since_;
+        const auto limit = self->endpoint_.reply_timeout;
+        if (waited < limit) return self->watch_replies(limit - waited);
+        self->fail(errc::connection_lost, "no reply for " + std::to_string(limit.count()) +
+                                              " ms: the connection is taken for dead");
+      });
 }
 
 void Connection::fail(std::error_code code, const std::string& why) {
@@ -214,6 +241,8 @@ void Connection::fail(std::error_code code, const std::string& why) {
   writing_.clear();
   pending_output_.clear();
   timer_.cancel();
+  reply_timer_.cancel();
+  reply_timer_armed_ = false;
   const Reply text = reason("redis " + endpoint_.address() + ": " + why);
   auto in_flight = std::move(in_flight_);
   auto queued = std::move(queued_);

@@ -32,6 +32,9 @@ struct Endpoint {
   std::optional<std::string> password;
   int db = 0;
   std::chrono::milliseconds connect_timeout{5000};
+  // How long commands may wait with no reply before the connection is taken for dead (one a
+  // NAT or firewall forgot answers nothing, and TCP takes many minutes to tell); 0: no limit.
+  std::chrono::milliseconds reply_timeout{0};
 
   std::string address() const { return host + ":" + port; }
 };
@@ -42,8 +45,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // The reply (possibly a Redis error reply), or a code with the reason in reply.text:
   // errc::connect_failed (no connection within the connect timeout), errc::auth_failed (the
-  // server refused the user or password), errc::connection_lost (the connection ended before
-  // the reply came: the command may or may not have run), errc::session_closed (close()).
+  // server refused the user or password), errc::connection_lost (the connection ended, or no
+  // reply came within the endpoint's reply_timeout, before the reply came: the command may or
+  // may not have run), errc::session_closed (close()).
   using Callback = std::function<void(std::error_code, Reply)>;
   using OnMessage = std::function<void(const std::string& message)>;
 
@@ -75,6 +79,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void flush();
   void read();
   void on_reply(Reply reply);
+  // Before a command of a ready connection joins in_flight_: its reply is awaited from now if
+  // none was, and watched for.
+  void await_reply();
+  void watch_replies(std::chrono::steady_clock::duration after);
   // Ends the current stream: every callback waiting gets `code` with `why`.
   void fail(std::error_code code, const std::string& why);
   void schedule_resubscription();
@@ -82,7 +90,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::io_context& io_;
   const Endpoint endpoint_;
   asio::ip::tcp::resolver resolver_;
-  asio::steady_timer timer_;  // the connect timeout, then a subscriber's reconnection backoff
+  asio::steady_timer timer_;        // the connect timeout, then a subscriber's reconnection backoff
+  asio::steady_timer reply_timer_;  // the reply timeout, armed while replies are awaited
+  bool reply_timer_armed_ = false;
+  // Since when replies have been awaited with none coming: the last reply, or the first
+  // command sent after all were answered.
+  std::chrono::steady_clock::time_point awaited_since_{};
   std::optional<Subscription> subscription_;
   State state_ = State::idle;
   std::uint64_t generation_ = 0;  // one per stream: handlers of an older stream do nothing

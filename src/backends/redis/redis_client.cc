@@ -52,7 +52,11 @@ RedisClient::~RedisClient() {
 std::shared_ptr<RedisClient> RedisClient::open(ClientOptions options, const OpenOptions& open) {
   std::shared_ptr<RedisClient> client(new RedisClient(std::move(options)));
   asio::io_context& io = client->executor_->io_context();
-  client->commands_ = Connection::create(io, client->options_.endpoint);
+  // A reply later than a ttl decides nothing any more: a grant's lease or a renewal would be
+  // spent, a queue entry expired. A connection that keeps its commands that long is dead.
+  Endpoint commands = client->options_.endpoint;
+  commands.reply_timeout = client->options_.ttl;
+  client->commands_ = Connection::create(io, std::move(commands));
   client->wakeups_ = Connection::create(io, client->options_.endpoint);
 
   auto subscribed = std::make_shared<std::promise<Outcome>>();
