@@ -766,6 +766,47 @@ TEST_F(RedisBackendTest, RedisPyLockAndDlockExcludeEachOther) {
   EXPECT_EQ(::pclose(holder), 0);
 }
 
+// Readers mark the lock key while they hold ("dlock:readers", as long as the longest reader's
+// lease): a program of the plain convention sees the lock taken, as it does a writer's. They
+// wrote nothing there, and redis-py took the key beside them.
+TEST_F(RedisBackendTest, RedisPyLockIsExcludedByDlocksReaders) {
+  auto backend = open();
+  const std::string try_redis_py =
+      "/usr/bin/python3 -c 'import redis\n"
+      "r = redis.Redis(port=" +
+      std::to_string(server().port()) + ", db=" + std::to_string(db_) +
+      ")\n"
+      "lock = r.lock(\"/interop-readers\", timeout=5)\n"
+      "taken = lock.acquire(blocking=False)\n"
+      "print(taken)\n"
+      "if taken: lock.release()\n'";
+  const auto redis_py_takes_it = [&] {
+    FILE* attempt = ::popen(try_redis_py.c_str(), "r");
+    char line[64] = {};
+    const bool answered = std::fgets(line, sizeof line, attempt) != nullptr;
+    EXPECT_EQ(::pclose(attempt), 0);
+    EXPECT_TRUE(answered);
+    return std::string(line) == "True\n";
+  };
+  SharedMutex first(backend, "/interop-readers"), second(open(), "/interop-readers");
+  first.lock_shared();
+  second.lock_shared();
+  EXPECT_EQ(cli({"GET", "/interop-readers"}), "dlock:readers");
+  EXPECT_FALSE(redis_py_takes_it());
+  EXPECT_EQ(backend->status("/interop-readers").holders.size(), 2u);  // the mark is no holder
+  first.unlock_shared();
+  EXPECT_FALSE(redis_py_takes_it());
+  second.unlock_shared();
+  EXPECT_EQ(cli({"EXISTS", "/interop-readers"}), "0");
+  EXPECT_TRUE(redis_py_takes_it());
+  // A writer goes in once the readers are gone, as before.
+  first.lock_shared();
+  SharedMutex writer(open(), "/interop-readers");
+  EXPECT_FALSE(writer.try_lock());
+  first.unlock_shared();
+  EXPECT_TRUE(writer.try_lock());
+}
+
 TEST_F(RedisBackendTest, ScriptingForbiddenByAnAclIsPermissionDenied) {
   RedisServer own;
   own.cli({"ACL", "SETUSER", "default", "-@scripting"});

@@ -26,6 +26,28 @@ end
 local function role_of(id) return string.sub(id, -1) end
 local function exclusive(role) return role == 'x' or role == 'w' end
 
+-- The lock key's value while readers hold and no writer: programs that take the key by the
+-- plain convention (SET NX PX) see the lock taken. Not an id (ids end in their role).
+local READERS = 'dlock:readers'
+
+-- Whether the lock key's value `value` (false: no key) is a holder that excludes readers: a
+-- mutex or writer of dlock, or another program's.
+local function excludes_readers(value) return value and value ~= READERS end
+
+-- The readers' mark lasts as long as the longest reader's lease, and goes with the last
+-- reader. Never replaces a holder's value.
+local function mark_readers(now)
+  local value = redis.call('GET', lock)
+  if excludes_readers(value) then return end
+  local last = redis.call('ZRANGE', shared, -1, -1, 'WITHSCORES')
+  local ms = last[2] and tonumber(last[2]) - now or 0
+  if ms > 0 then
+    redis.call('SET', lock, READERS, 'PX', string.format('%.0f', ms))
+  elseif value then
+    redis.call('DEL', lock)
+  end
+end
+
 local function leave_queue(id)
   redis.call('ZREM', queue, id)
   redis.call('ZREM', waiting, id)
@@ -50,10 +72,13 @@ end
 -- Waiters and shared holders whose time ran out: their clients died or were cut off.
 local function prune(now)
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting, '-inf', now)) do leave_queue(id) end
+  local readers_left = false
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', shared, '-inf', now)) do
     redis.call('ZREM', shared, id)
     redis.call('HDEL', data, id)
+    readers_left = readers_left or role_of(id) == 'r'
   end
+  if readers_left then mark_readers(now) end
 end
 
 -- The head of the queue and its expiry, after removing strangers from there, where they would
@@ -108,16 +133,16 @@ end
 local function may_take(role, ahead, permits, holder, listed)
   local sharing = listed and redis.call('ZCARD', shared) or 0
   if role == 's' then return sharing + ahead < permits end
-  if holder == nil then holder = redis.call('EXISTS', lock) == 1 end
-  if holder then return false end
+  if holder == nil then holder = redis.call('GET', lock) end
   if role == 'r' then
+    if excludes_readers(holder) then return false end
     if ahead == 0 then return true end
     for _, other in ipairs(redis.call('ZRANGE', queue, 0, ahead - 1)) do
       if exclusive(role_of(other)) then return false end
     end
     return true
   end
-  return ahead == 0 and sharing == 0
+  return not holder and ahead == 0 and sharing == 0
 end
 
 -- Makes `id` a holder until `expires` (server time, ms): the lock key for a mutex or writer, an
@@ -148,6 +173,7 @@ local function grant(id, now, expires, record, queued)
     redis.call('HMSET', data, '!exclusive', id, id, entry)
   else
     redis.call('ZADD', shared, expires, id)
+    if role_of(id) == 'r' then mark_readers(now) end
     -- A release's grant may create the key, or hold past what the waiter's last call kept.
     outlive(shared, 2 * (expires - now))
     redis.call('HSET', data, id, entry)
@@ -164,7 +190,7 @@ end
 -- deleted the lock key.
 local function wake(now, freed)
   prune(now)
-  if not freed and redis.call('EXISTS', lock) == 1 then return end
+  if not freed and excludes_readers(redis.call('GET', lock)) then return end
   local held = redis.call('ZCARD', shared)
   local permits  -- read when a semaphore's waiter comes up
   local granted, gone = 0, 0  -- gone: the batch's entries that left the queue
@@ -230,7 +256,10 @@ end
 local earlier = held and string.match(redis.call('HGET', data, id) or '', '^{"token":(%d+)[,}]')
 if earlier then
   if exclusive(role) then redis.call('PEXPIRE', lock, ttl)
-  else redis.call('ZADD', shared, now + ttl, id) end
+  else
+    redis.call('ZADD', shared, now + ttl, id)
+    if role == 'r' then mark_readers(now) end
+  end
   keep(2 * ttl, listed)
   return {1, tonumber(earlier)}
 end
@@ -263,7 +292,9 @@ keep(2 * ttl, true)
 -- or a short poll when another program's lock (which wakes nobody) holds the key.
 local holder = lock_value
 if holder == nil then holder = redis.call('GET', lock) end
-if holder and redis.call('HEXISTS', data, holder) == 0 then return {0, 50, place} end
+if excludes_readers(holder) and redis.call('HEXISTS', data, holder) == 0 then
+  return {0, 50, place}
+end
 local retry = -1
 local function sooner(ms) if ms > 0 and (retry < 0 or ms < retry) then retry = ms end end
 sooner(redis.call('PTTL', lock))
@@ -284,6 +315,7 @@ else
   local expires = redis.call('ZSCORE', shared, id)
   if not expires or tonumber(expires) <= now then return 0 end
   redis.call('ZADD', shared, now + ttl, id)
+  if role_of(id) == 'r' then mark_readers(now) end
 end
 keep(2 * ttl, true)
 return 1
@@ -300,6 +332,7 @@ if exclusive_role then
   end
 else
   released = redis.call('ZREM', shared, id)
+  if released == 1 and role_of(id) == 'r' then mark_readers(now_ms()) end
 end
 redis.call('HDEL', data, unpack(fields))
 -- Without a queue, nobody waits to be woken.
@@ -315,7 +348,9 @@ constexpr std::string_view kStatus = R"lua(
 local now = now_ms()
 local holders, waiters = {}, {}
 local holder = redis.call('GET', lock)
-if holder then table.insert(holders, {holder, redis.call('HGET', data, holder) or ''}) end
+if excludes_readers(holder) then
+  table.insert(holders, {holder, redis.call('HGET', data, holder) or ''})
+end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', shared, '(' .. now, '+inf')) do
   table.insert(holders, {id, redis.call('HGET', data, id) or ''})
 end
