@@ -42,6 +42,13 @@ struct OnPostgres {
     return std::stoi(sql("SELECT count(*) FROM pg_stat_activity WHERE datname = '" + database +
                          "' AND pid <> pg_backend_pid()"));
   }
+  // The sessions of the test's database waiting for a lock, as the server sees them.
+  int lock_waits() const {
+    return std::stoi(
+        sql("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE NOT "
+            "l.granted AND a.datname = '" +
+            database + "'"));
+  }
   std::string database;
 };
 
@@ -67,6 +74,12 @@ struct OnMysql {
   int connections() const {
     return std::stoi(sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '" +
                          database + "' AND ID <> CONNECTION_ID()"));
+  }
+  int lock_waits() const {
+    return std::stoi(sql(
+        "SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST "
+        "p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.DB = '" +
+        database + "'"));
   }
   std::string database;
 };

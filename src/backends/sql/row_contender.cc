@@ -169,8 +169,23 @@ class RowAttempt : public std::enable_shared_from_this<RowAttempt> {
     locks_->link().run(locks_->sql().draw_token, {}, [self = shared_from_this()](Result result) {
       if (self->finished_) return;
       if (result.error) return self->finish(Outcome::failure(result.error, result.message));
-      self->granted(result.rows.empty() ? result.insert_id : number(result.rows[0][0]));
+      self->confirm(result.rows.empty() ? result.insert_id : number(result.rows[0][0]));
     });
+  }
+
+  // The grant may be stale: read late (a process stopped with the reply in its socket), from
+  // a connection the server has ended since, freeing the row for another, who drew a token
+  // meanwhile. The row asked for again on the session, after the draw, proves it held all
+  // along: only then does every later holder draw after `token`.
+  void confirm(std::uint64_t token) {
+    session_->run(locks_->sql().lock, {site_->path},
+                  [self = shared_from_this(), token](Result result) {
+                    if (self->finished_) return;
+                    if (result.error) {
+                      return self->finish(Outcome::failure(result.error, result.message));
+                    }
+                    self->granted(token);
+                  });
   }
 
   void granted(std::uint64_t token) {
