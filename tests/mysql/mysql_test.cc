@@ -17,6 +17,7 @@
 #include <dlock/dlock.h>
 
 #include "backends/mysql/my_core.h"
+#include "backends/mysql/my_statements.h"
 #include "fault_proxy.h"
 #include "lock_rounds.h"
 #include "mysql_server.h"
@@ -467,6 +468,23 @@ TEST_F(MysqlTest, ASemaphoreAdmitsItsPermits) {
   a.unlock();
   EXPECT_TRUE(waiting.get());
   EXPECT_EQ(backend->status("/pool").holders.size(), 2u);
+}
+
+// A lock per permit, all named in one statement: past kMostSlots the statement outgrew the
+// server's max_allowed_packet, and the server ended the connection (a "server gone" error).
+TEST_F(MysqlTest, ASemaphoreOfTooManyPermitsIsRefusedBeforeItReachesTheServer) {
+  auto backend = open();
+  Semaphore most(backend, "/big", mysql_backend::kMostSlots);
+  EXPECT_TRUE(most.try_lock());
+  most.unlock();
+  Semaphore too_many(backend, "/bigger", mysql_backend::kMostSlots + 1);
+  try {
+    too_many.try_lock();
+    ADD_FAILURE() << "took a semaphore of " << mysql_backend::kMostSlots + 1;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::not_supported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mode=table"), std::string::npos) << e.what();
+  }
 }
 
 // A Mutex that finds its name busy (here held by another program, which marks no kind) writes

@@ -205,6 +205,13 @@ std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path
         impl_->executor,
         "shared (reader) locks on MySQL: named locks (GET_LOCK) are exclusive only");
   }
+  if (spec.role == ContenderSpec::Role::semaphore && spec.permits > mysql_backend::kMostSlots) {
+    return std::make_unique<detail::RefusedContender>(
+        impl_->executor, "a semaphore of " + std::to_string(spec.permits) +
+                             " on MySQL's named locks (GET_LOCK), a lock per permit: at most " +
+                             std::to_string(mysql_backend::kMostSlots) +
+                             "; the table mode (mode=table) takes more");
+  }
   return mysql_backend::make_my_contender(mysql_backend::Site{
       .core = impl_,
       .path = std::string(path),

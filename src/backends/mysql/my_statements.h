@@ -31,6 +31,10 @@ std::string lock_name(std::string_view text, const std::string& quoted);
 // The lock paths a contender tries, in order: `path` for a Mutex, "path#1" ... "path#N" for a
 // Semaphore of N.
 std::vector<std::string> slot_paths(const std::string& path, bool semaphore, std::uint32_t permits);
+// The most permits of a Semaphore on named locks. Each take names every slot in one statement,
+// about 60 bytes a slot: 10,000 make 600 KB, within any server's default max_allowed_packet
+// (4 MB on MySQL 5.7), where 300,000 broke the connection (MariaDB's 16 MB).
+inline constexpr std::uint32_t kMostSlots = 10'000;
 
 // The fencing tokens: on MariaDB (10.3 and later) the sequence dlock_tokens, whose NEXTVAL
 // costs no write (values are handed out from a cache shared by every connection, and a restart
