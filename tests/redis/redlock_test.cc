@@ -196,5 +196,19 @@ TEST_F(RedlockTest, BadUrlsAreRefusedBeforeAnyConnection) {
   }
 }
 
+// A master named twice in other words (its host's name and its address) is one vote, where
+// the quorum counted two: every acquisition failed as busy, on a free lock.
+TEST_F(RedlockTest, OneServerUnderTwoNamesIsRefused) {
+  const std::string port = std::to_string(masters_[0]->port());
+  const std::string other = "127.0.0.1:" + std::to_string(masters_[1]->port());
+  try {
+    (void)dlock::open("redlock://127.0.0.1:" + port + ",localhost:" + port + "," + other);
+    ADD_FAILURE() << "opened";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::invalid_argument) << error.what();
+    EXPECT_NE(std::string(error.what()).find("one server"), std::string::npos) << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace dlock::test

@@ -1,6 +1,7 @@
 #include "redlock_masters.h"
 
 #include <future>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -81,7 +82,30 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
                     " Redlock masters answered, " + std::to_string(masters->quorum()) +
                     " are needed (" + down + ")");
   }
+  masters->refuse_one_server_named_twice(connect_timeout);
   return masters;
+}
+
+// One server under two names (an alias, another of its host's addresses) has one vote where
+// the quorum counts two, and gives them never both: each SET NX after the first fails on it.
+// The lock could never be taken. INFO's run_id tells servers apart; a master that does not say
+// (an ACL that refuses INFO, a master down now) is not compared.
+void RedlockMasters::refuse_one_server_named_twice(std::chrono::milliseconds patience) {
+  const Answers infos = broadcast_and_wait({"INFO", "server"}, patience);
+  std::map<std::string, std::size_t, std::less<>> seen;
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    if (!infos[i].ok()) continue;
+    const std::string_view text = infos[i].reply.text;
+    const std::size_t field = text.find("run_id:");
+    if (field == std::string_view::npos) continue;
+    const std::size_t start = field + std::string_view("run_id:").size();
+    const std::string run_id(text.substr(start, text.find_first_of("\r\n", start) - start));
+    const auto [first, fresh] = seen.emplace(run_id, i);
+    if (fresh) continue;
+    throw Error(errc::invalid_argument, "Redlock masters " + address(first->second) + " and " +
+                                            address(i) + " are one server (run_id " + run_id +
+                                            "): Redlock needs independent masters");
+  }
 }
 
 std::chrono::milliseconds RedlockMasters::patience() const noexcept {

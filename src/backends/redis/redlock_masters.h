@@ -42,7 +42,7 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
   // Connects to every master and waits until a quorum of them answered PING. Throws
   // dlock::Error: connect_failed (fewer than a quorum answered within the connect timeout:
   // the message names each that did not), auth_failed (a master refused the credentials),
-  // cancelled (open.stop).
+  // invalid_argument (two masters are one server, by INFO's run_id), cancelled (open.stop).
   static std::shared_ptr<RedlockMasters> open(RedlockOptions options, const OpenOptions& open);
   ~RedlockMasters();
 
@@ -78,6 +78,8 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
 
  private:
   explicit RedlockMasters(RedlockOptions options);
+  // Throws dlock::Error(invalid_argument) if two masters answer INFO with one run_id.
+  void refuse_one_server_named_twice(std::chrono::milliseconds patience);
 
   const RedlockOptions options_;
   const std::shared_ptr<detail::Executor> executor_;
