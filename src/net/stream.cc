@@ -66,6 +66,10 @@ class TcpStream final : public Stream {
     std::error_code ignored;
     socket_.close(ignored);
   }
+  void reset_on_close() noexcept override {
+    std::error_code ignored;
+    socket_.set_option(asio::socket_base::linger(true, 0), ignored);
+  }
 
  private:
   std::vector<asio::ip::tcp::endpoint> endpoints_;  // tried in turn by the connect in flight
@@ -106,6 +110,10 @@ class TlsStream final : public Stream {
   void close() noexcept override {
     std::error_code ignored;
     stream_.lowest_layer().close(ignored);
+  }
+  void reset_on_close() noexcept override {
+    std::error_code ignored;
+    stream_.lowest_layer().set_option(asio::socket_base::linger(true, 0), ignored);
   }
 
  private:

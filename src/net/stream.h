@@ -41,6 +41,16 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Ends the stream; operations in flight complete with operation_aborted. Handlers keep the
   // stream alive until they have run.
   virtual void close() noexcept = 0;
+  // close(), with a reset (SO_LINGER 0): what the kernel still holds to send is dropped, not
+  // delivered should a broken network come back, when the requests it carries have been
+  // given up.
+  void abort() noexcept {
+    reset_on_close();
+    close();
+  }
+
+ private:
+  virtual void reset_on_close() noexcept = 0;
 };
 
 // The TLS files, loaded once for the streams of a client; nullptr if `config` is not enabled.

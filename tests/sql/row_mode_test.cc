@@ -133,6 +133,8 @@ TYPED_TEST(RowModeTest, AGrantReadLateFromAnEndedConnectionIsNotTaken) {
   if (acquired.wait_for(10s) == std::future_status::ready) {
     EXPECT_FALSE(acquired.get()) << "held beside the next holder, token " << late.token()
                                  << " after its " << next.token();
+  } else {
+    ADD_FAILURE() << "the late attempt neither took the lock nor gave up";
   }
   next.unlock();
 }

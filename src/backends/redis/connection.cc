@@ -226,6 +226,8 @@ void Connection::watch_replies(std::chrono::steady_clock::duration after) {
         const auto waited = std::chrono::steady_clock::now() - self->awaited_since_;
         const auto limit = self->endpoint_.reply_timeout;
         if (waited < limit) return self->watch_replies(limit - waited);
+        // The commands given up must not reach the server later, should the network come back.
+        self->stream_->abort();
         self->fail(errc::connection_lost, "no reply for " + std::to_string(limit.count()) +
                                               " ms: the connection is taken for dead");
       });

@@ -102,26 +102,17 @@ void RedisClient::send(Command command, Done done) {
 }
 
 void RedisClient::run(const Script& script, const LockKeys& keys, std::vector<std::string> args,
-                      Done done) {
-  Command by_sha = script_command(script, true, keys.all(), args);
-  send(std::move(by_sha),
+                      Done done, bool by_source) {
+  Command command = script_command(script, !by_source, keys.all(), args);
+  send(std::move(command),
        [self = shared_from_this(), &script, keys, args = std::move(args), done = std::move(done)](
            std::error_code ec, const std::string& detail, Reply reply) mutable {
          // The server forgot its scripts (a restart, SCRIPT FLUSH). The commands sent behind
-         // this one have run already, so EVAL would run it after them.
+         // this one have run already, so EVAL now would run it after them.
          if (ec && is_noscript(reply) && script.may_run_late) {
            return self->send(script_command(script, false, keys.all(), args), std::move(done));
          }
          const std::string text = ec ? "redis " + self->address() + ": " + detail : detail;
-         if (ec && is_noscript(reply)) {
-           return self->send({"SCRIPT", "LOAD", script.source},
-                             [ec, text, reply = std::move(reply), done = std::move(done)](
-                                 std::error_code loading, const std::string& why, Reply) mutable {
-                               if (loading)
-                                 return done(loading, text + "; SCRIPT LOAD: " + why, {});
-                               done(ec, text, std::move(reply));
-                             });
-         }
          done(ec, text, std::move(reply));
        });
 }

@@ -43,11 +43,12 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
   static std::shared_ptr<RedisClient> open(ClientOptions options, const OpenOptions& open);
   ~RedisClient();
 
-  // Runs `script` by its SHA1. A server that does not know it (a restart, SCRIPT FLUSH) runs
-  // it by its source next if it may run late; else it loads it, and then passes its NOSCRIPT
-  // error on (see is_noscript()): the script did not run, and the caller sends it again if it
-  // still wants it run.
-  void run(const Script& script, const LockKeys& keys, std::vector<std::string> args, Done done);
+  // Runs `script` by its SHA1, or by its source. A server that does not know it (a restart,
+  // SCRIPT FLUSH) runs it by its source next if it may run late; else its NOSCRIPT error is
+  // passed on (see is_noscript()): the script did not run, and the caller sends it again by
+  // its source if it still wants it run.
+  void run(const Script& script, const LockKeys& keys, std::vector<std::string> args, Done done,
+           bool by_source = false);
   void send(Command command, Done done);
   // send(), waiting for the reply until `deadline`. Throws dlock::Error: timed_out, and the
   // codes send() reports.

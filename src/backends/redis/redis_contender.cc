@@ -4,6 +4,7 @@
 #include <charconv>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include <dlock/error.h>
 
@@ -131,7 +132,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         [self = shared_from_this(), sent, wait](std::error_code ec, const std::string& detail,
                                                 Reply reply) {
           self->on_reply(sent, wait, ec, detail, std::move(reply));
-        });
+        },
+        std::exchange(by_source_, false));
   }
 
   void on_reply(Clock::time_point sent, bool wait, std::error_code ec, const std::string& detail,
@@ -142,10 +144,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       if (ec == errc::lock_mismatch && reply.text.starts_with(kMismatch)) {
         return finish(Outcome::failure(ec, mismatch(reply.text.substr(kMismatch.size()))));
       }
-      // The server had forgotten the script and ran nothing; it knows it again now. Once:
-      // a server that forgets it again (replicas behind a proxy, each its own cache) fails.
-      if (is_noscript(reply) && !sent_again_) {
-        sent_again_ = true;
+      // The server had forgotten the script and ran nothing: sent by its source now, while the
+      // attempt goes on (what finish() sends queues behind it).
+      if (is_noscript(reply)) {
+        by_source_ = true;
         return step();
       }
       if (!transient(ec)) return finish(Outcome::failure(ec, detail));
@@ -248,7 +250,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool may_be_queued_ = false;  // a request that may queue us was sent, or one whose answer was
                                 // lost, which may have granted us too
   bool asked_again_ = false;    // a grant that came too late was asked for again (on_reply())
-  bool sent_again_ = false;     // a request the server could not run (NOSCRIPT) was sent again
+  bool by_source_ = false;      // the next request runs the script by its source (NOSCRIPT)
   // When the request that last found us queued was sent, and our place in the queue it
   // reported: where a lease handed over by a release starts, and which grants are stale
   // (handed_over()).

@@ -82,20 +82,22 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
                     " Redlock masters answered, " + std::to_string(masters->quorum()) +
                     " are needed (" + down + ")");
   }
-  masters->refuse_one_server_named_twice(connect_timeout);
+  masters->refuse_one_server_named_twice(answers, connect_timeout);
   return masters;
 }
 
 // One server under two names (an alias, another of its host's addresses) has one vote where
 // the quorum counts two, and gives them never both: each SET NX after the first fails on it.
-// The lock could never be taken. INFO's run_id tells servers apart; a master that does not say
-// (an ACL that refuses INFO, a master down now) is not compared.
-void RedlockMasters::refuse_one_server_named_twice(std::chrono::milliseconds patience) {
-  const Answers infos = broadcast_and_wait({"INFO", "server"}, patience);
+// The lock could never be taken. INFO's run_id tells servers apart; only masters that answered
+// PING are asked, and one that does not say (an ACL that refuses INFO) is not compared.
+void RedlockMasters::refuse_one_server_named_twice(const Answers& pings,
+                                                   std::chrono::milliseconds patience) {
   std::map<std::string, std::size_t, std::less<>> seen;
-  for (std::size_t i = 0; i < infos.size(); ++i) {
-    if (!infos[i].ok()) continue;
-    const std::string_view text = infos[i].reply.text;
+  for (std::size_t i = 0; i < pings.size(); ++i) {
+    if (!pings[i].ok()) continue;
+    const Answer info = ask(i, {"INFO", "server"}, patience);
+    if (!info.ok()) continue;
+    const std::string_view text = info.reply.text;
     const std::size_t field = text.find("run_id:");
     if (field == std::string_view::npos) continue;
     const std::size_t start = field + std::string_view("run_id:").size();

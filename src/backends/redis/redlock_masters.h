@@ -78,8 +78,9 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
 
  private:
   explicit RedlockMasters(RedlockOptions options);
-  // Throws dlock::Error(invalid_argument) if two masters answer INFO with one run_id.
-  void refuse_one_server_named_twice(std::chrono::milliseconds patience);
+  // Throws dlock::Error(invalid_argument) if two of the masters that answered `pings` answer
+  // INFO with one run_id.
+  void refuse_one_server_named_twice(const Answers& pings, std::chrono::milliseconds patience);
 
   const RedlockOptions options_;
   const std::shared_ptr<detail::Executor> executor_;

@@ -35,10 +35,11 @@ local READERS = 'dlock:readers'
 local function excludes_readers(value) return value and value ~= READERS end
 
 -- The readers' mark lasts as long as the longest reader's lease, and goes with the last
--- reader. Never replaces a holder's value.
+-- reader. Never replaces a holder's value, nor a key of another type, whose error would end
+-- a script that already wrote (pcall).
 local function mark_readers(now)
-  local value = redis.call('GET', lock)
-  if excludes_readers(value) then return end
+  local value = redis.pcall('GET', lock)
+  if type(value) == 'table' or excludes_readers(value) then return end
   local last = redis.call('ZRANGE', shared, -1, -1, 'WITHSCORES')
   local ms = last[2] and tonumber(last[2]) - now or 0
   if ms > 0 then
