@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <stdio.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -812,6 +814,37 @@ TEST_F(RedisBackendTest, RedisPyLockIsExcludedByDlocksReaders) {
   EXPECT_FALSE(writer.try_lock());
   first.unlock_shared();
   EXPECT_TRUE(writer.try_lock_for(5s));
+}
+
+// A key of another type on a lock's path: acquisitions are refused as lock_mismatch and leave
+// nothing; status() shows it held by another program, and list() goes on past it. The acquire
+// script wrote the kind key, without its expiry, before it failed on the key, and list()
+// then failed for the whole database on that path's status.
+TEST_F(RedisBackendTest, AKeyOfAnotherTypeOnThePathIsRefusedAndLeavesNothing) {
+  auto backend = open();
+  Mutex listed(backend, "/a-lock");
+  listed.lock();
+  cli({"LPUSH", "/a-list", "x"});
+  Mutex mutex(backend, "/a-list");
+  SharedMutex reader(backend, "/a-list");
+  for (const auto& attempt : std::vector<std::function<bool()>>{
+           [&] { return mutex.try_lock(); }, [&] { return reader.try_lock_shared(); }}) {
+    try {
+      attempt();
+      ADD_FAILURE() << "took a lock whose key is a list";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::lock_mismatch) << e.what();
+      EXPECT_NE(std::string(e.what()).find("another type"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(cli({"EXISTS", "/a-list:dlock:kind"}), "0");
+  // Written by an earlier dlock, or before the key became a list.
+  cli({"SET", "/a-list:dlock:kind", "lock"});
+  const LockStatus status = backend->status("/a-list");
+  ASSERT_EQ(status.holders.size(), 1u);
+  EXPECT_EQ(status.holders[0].node, "(a list key)");
+  const std::vector<std::string> paths = backend->list("/");
+  EXPECT_NE(std::find(paths.begin(), paths.end(), "/a-lock"), paths.end());
 }
 
 TEST_F(RedisBackendTest, ScriptingForbiddenByAnAclIsPermissionDenied) {

@@ -130,11 +130,10 @@ local function next_token(now)
 end
 
 -- Whether a contender of `role` with `ahead` entries queued before it may hold now. `holder`:
--- the lock key's value if the caller read it (false: no key), else nil; `listed`: lists_exist().
+-- the lock key's value (false: no key); `listed`: lists_exist().
 local function may_take(role, ahead, permits, holder, listed)
   local sharing = listed and redis.call('ZCARD', shared) or 0
   if role == 's' then return sharing + ahead < permits end
-  if holder == nil then holder = redis.call('GET', lock) end
   if role == 'r' then
     if excludes_readers(holder) then return false end
     if ahead == 0 then return true end
@@ -240,16 +239,18 @@ if listed then
   head, head_expires = queue_head()
 end
 local role = role_of(id)
+-- Read before anything but prune() is written: a key of another type on the path fails the
+-- script here (WRONGTYPE), not after the kind key was written without its expiry.
+local lock_value = redis.call('GET', lock)
 local current = redis.call('GET', kind)
 if current and current ~= want then
-  local busy = redis.call('ZCARD', queue) + redis.call('ZCARD', shared) + redis.call('EXISTS', lock)
+  local busy = redis.call('ZCARD', queue) + redis.call('ZCARD', shared) + (lock_value and 1 or 0)
   if busy > 0 then return redis.error_reply('DLOCKMISMATCH ' .. current) end
 end
 if current ~= want then redis.call('SET', kind, want) end
 -- Granted before, and the reply lost with its connection: ours still, with the same token.
-local held, lock_value
+local held
 if exclusive(role) then
-  lock_value = redis.call('GET', lock)
   held = lock_value == id
 else
   held = listed and redis.call('ZSCORE', shared, id) ~= false
@@ -292,7 +293,6 @@ keep(2 * ttl, true)
 -- When what blocks us could vanish without a release (a holder or a waiter ahead that died),
 -- or a short poll when another program's lock (which wakes nobody) holds the key.
 local holder = lock_value
-if holder == nil then holder = redis.call('GET', lock) end
 if excludes_readers(holder) and redis.call('HEXISTS', data, holder) == 0 then
   return {0, 50, place}
 end
@@ -348,8 +348,12 @@ return released
 constexpr std::string_view kStatus = R"lua(
 local now = now_ms()
 local holders, waiters = {}, {}
-local holder = redis.call('GET', lock)
-if excludes_readers(holder) then
+-- A key of another type on the path is another program's: shown, not failed on, so that
+-- list() goes on past it.
+local holder = redis.pcall('GET', lock)
+if type(holder) == 'table' then
+  table.insert(holders, {'(a ' .. redis.call('TYPE', lock).ok .. ' key)', ''})
+elseif excludes_readers(holder) then
   table.insert(holders, {holder, redis.call('HGET', data, holder) or ''})
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', shared, '(' .. now, '+inf')) do
