@@ -35,6 +35,17 @@ class RedisBackendTest : public ::testing::Test {
   std::shared_ptr<Backend> open(const std::string& options = "ttl=600ms") {
     return dlock::open(server().url() + "/" + std::to_string(db_) + "?" + options);
   }
+  // The same, through `proxy`.
+  std::shared_ptr<Backend> open_through(const FaultProxy& proxy, const std::string& options) {
+    return dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?" +
+                       options);
+  }
+  // `backend` connected, and dlock's scripts known to the server: a lock taken and given back.
+  static void warm_up(const std::shared_ptr<Backend>& backend) {
+    Mutex mutex(backend, "/warm-up");
+    mutex.lock();
+    mutex.unlock();
+  }
   RedisServer& server() { return RedisServer::shared(); }
   std::string cli(const std::vector<std::string>& args) { return server().cli(args, db_); }
 
@@ -167,8 +178,7 @@ TEST_F(RedisBackendTest, ARestartThatLosesTheDataEndsTheLeaseAndTokensStillGrow)
 // A connection reset under a holder: the next renewal reconnects, and the lease goes on.
 TEST_F(RedisBackendTest, ALeaseOutlivesAConnectionReset) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto backend =
-      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=600ms");
+  auto backend = open_through(proxy, "ttl=600ms");
   Mutex mutex(backend, "/reset");
   const Lease lease = mutex.acquire();
   proxy.reset();
@@ -186,12 +196,11 @@ TEST_F(RedisBackendTest, ALeaseOutlivesAConnectionReset) {
 // larger.
 TEST_F(RedisBackendTest, AGrantWhoseReplyWasLostExpiresWithItsTtl) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto cut_off =
-      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=600ms");
-  Mutex warm_up(cut_off, "/warm-up");  // connected, scripts loaded
-  warm_up.lock();
-  const std::uint64_t earlier_token = warm_up.token();
-  warm_up.unlock();
+  auto cut_off = open_through(proxy, "ttl=600ms");
+  Mutex earlier(cut_off, "/warm-up");  // connected, scripts loaded
+  earlier.lock();
+  const std::uint64_t earlier_token = earlier.token();
+  earlier.unlock();
   const redis_backend::LockKeys keys("/mid-acquire");
   // The lock's keys; not the token counter every lock of the database shares.
   const auto keys_left = [&] {
@@ -223,11 +232,8 @@ TEST_F(RedisBackendTest, AGrantWhoseReplyWasLostExpiresWithItsTtl) {
 // back once the connection is back, not left to its ttl.
 TEST_F(RedisBackendTest, ATryOnceWhoseGrantWasLostTakesItBack) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto cut_off =
-      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=60s");
-  Mutex warm_up(cut_off, "/warm-up");  // connected, scripts loaded
-  warm_up.lock();
-  warm_up.unlock();
+  auto cut_off = open_through(proxy, "ttl=60s");
+  warm_up(cut_off);
   // The command connection's replies (it opens with a PING) held back.
   proxy.delay_replies_on("PING", std::chrono::hours(1));
   Mutex mutex(cut_off, "/try-once");
@@ -250,11 +256,8 @@ TEST_F(RedisBackendTest, ATryOnceWhoseGrantWasLostTakesItBack) {
 // and the late acquisition held the lock for nobody until its ttl.
 TEST_F(RedisBackendTest, AnAcquisitionTheServerCouldNotRunIsNotRunLate) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto slow =
-      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=60s");
-  Mutex warm_up(slow, "/warm-up");  // connected
-  warm_up.lock();
-  warm_up.unlock();
+  auto slow = open_through(proxy, "ttl=60s");
+  warm_up(slow);
   cli({"SCRIPT", "FLUSH"});
   cli({"SCRIPT", "LOAD", redis_backend::release_script().source});
   // The command connection's replies (it opens with a PING) come a second late: the attempt
@@ -280,11 +283,8 @@ TEST_F(RedisBackendTest, AnAcquisitionTheServerCouldNotRunIsNotRunLate) {
 // goes on over a new one, however long it was ready to wait.
 TEST_F(RedisBackendTest, AWaiterOnAConnectionThatWentSilentGoesOnOverANewOne) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto silent =
-      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=1s");
-  Mutex warm_up(silent, "/warm-up");  // the scripts loaded
-  warm_up.lock();
-  warm_up.unlock();
+  auto silent = open_through(proxy, "ttl=1s");
+  warm_up(silent);
   // Another program's lock, which wakes nobody: the waiter asks again and again.
   cli({"SET", "/silent", "another-program", "PX", "3000"});
   // The command connection's replies (it opens with a PING) held back for an hour, where
@@ -310,8 +310,7 @@ TEST_F(RedisBackendTest, AWaiterOnAConnectionThatWentSilentGoesOnOverANewOne) {
 // the server can give it to the next holder, whose token is larger.
 TEST_F(RedisBackendTest, ACutOffHolderLosesBeforeTheNextHolderIsLetIn) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto cut_off =
-      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=500ms");
+  auto cut_off = open_through(proxy, "ttl=500ms");
   Mutex first(cut_off, "/cut"), second(open(), "/cut");
   first.lock();
   const std::uint64_t first_token = first.token();
@@ -446,8 +445,7 @@ TEST_F(RedisBackendTest, AStaleHandOverMessageIsNotTakenForAGrant) {
 TEST_F(RedisBackendTest, AHandOverMessageHeldUpInTheNetworkIsTakenByTheNextRefresh) {
   constexpr auto kMessageDelay = 3s;  // over three ttls
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto slow =
-      dlock::open("redis://" + proxy.connect_string() + "/" + std::to_string(db_) + "?ttl=900ms");
+  auto slow = open_through(proxy, "ttl=900ms");
   auto backend = open("ttl=900ms");
   Mutex holder(backend, "/late-message"), waiter(slow, "/late-message");
   holder.lock();
