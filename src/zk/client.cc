@@ -506,8 +506,9 @@ void Client::connect_next() {
   transport_ = net::make_stream(executor_->io_context(), tls_);
   // An attempt gets a third of the timeout: a silent host is given up in time to try another
   // before the session expires.
-  last_heard_ = SteadyClock::now();
-  last_sent_ = last_heard_;
+  phase_started_ = SteadyClock::now();
+  last_sent_ = phase_started_;
+  pings_sent_.clear();
   arm_timer();
   transport_->connect({endpoint.address}, endpoint.host,
                       [self = shared_from_this(), generation](std::error_code ec) {
@@ -547,6 +548,7 @@ void Client::on_handshake(std::string_view frame) {
   password_ = std::move(response.password);
   timeout_ms_ = response.timeout_ms;
   phase_ = Phase::ready;
+  confirm(phase_started_);  // the connect request went later
   failed_attempts_ = 0;
   for (const std::string& credential : config_.digest_auth) {
     send(proto::auth_request("digest", credential));
@@ -596,7 +598,6 @@ void Client::on_read(std::uint64_t generation, std::error_code ec, std::size_t n
   if (generation != generation_) return;
   if (phase_ != Phase::handshaking && phase_ != Phase::ready) return;
   if (ec) return lose_connection(make_error_code(Code::connection_loss));
-  last_heard_ = SteadyClock::now();
   read_fill_ += n;
   std::size_t at = 0;
   while (read_fill_ - at >= 4) {
@@ -645,6 +646,11 @@ bool Client::handle_frame(std::string_view frame) {
       on_notification(body);
       return phase_ == Phase::ready;
     case proto::kPingXid:
+      if (!pings_sent_.empty()) {
+        confirm(pings_sent_.front());
+        pings_sent_.pop_front();
+      }
+      return true;
     case proto::kSetWatchesXid:
       return true;
     case proto::kAuthXid:
@@ -666,6 +672,7 @@ bool Client::handle_frame(std::string_view frame) {
   }
   Request request = std::move(in_flight_.front());
   in_flight_.pop_front();
+  confirm(request.sent);
   const std::error_code ec = from_rc(header.err);
   // Handlers read no body after an error, but a multi's results.
   if (!request.on_reply(ec, body)) {
@@ -742,6 +749,7 @@ void Client::flush() {
     Request request = last - next > 1 ? join(next, last) : std::move(*next);
     to_write_.append(request.frame);
     request.frame = std::string();
+    request.sent = SteadyClock::now();  // written at once or after what is being written
     in_flight_.push_back(std::move(request));
     next = last;
   }
@@ -812,16 +820,23 @@ void Client::write_more() {
   });
 }
 
+void Client::confirm(SteadyClock::time_point sent) {
+  last_confirmed_ = std::max(last_confirmed_.load(), sent.time_since_epoch().count());
+}
+
 void Client::arm_timer() {
   const auto timeout = std::chrono::milliseconds(
       phase_ == Phase::ready ? timeout_ms_.load() : config_.session_timeout.count());
   SteadyClock::time_point at;
   if (phase_ == Phase::ready) {
-    // A ping after a third of the timeout without sending; the connection is given up after
-    // two thirds without hearing anything, in time to resume the session elsewhere.
-    at = std::min(last_sent_ + timeout / 3, last_heard_ + timeout * 2 / 3);
+    // A ping after a third of the timeout without sending; the connection is given up two
+    // thirds after the newest answered request was sent, in time to resume the session
+    // elsewhere. Not after two thirds without hearing anything: notifications, or replies to
+    // requests sent long ago, say nothing of what the server heard from us lately, and its
+    // session timer counts only that.
+    at = std::min(last_sent_ + timeout / 3, last_confirmed() + timeout * 2 / 3);
   } else {
-    at = last_heard_ + timeout / 3;
+    at = phase_started_ + timeout / 3;
   }
   timer_.expires_at(at);
   timer_.async_wait([self = shared_from_this(), generation = generation_](std::error_code ec) {
@@ -836,15 +851,18 @@ void Client::on_timer(std::uint64_t generation) {
   switch (phase_) {
     case Phase::connecting:
     case Phase::handshaking:
-      if (now >= last_heard_ + std::chrono::milliseconds(config_.session_timeout.count()) / 3) {
+      if (now >= phase_started_ + std::chrono::milliseconds(config_.session_timeout.count()) / 3) {
         return lose_connection(make_error_code(Code::operation_timeout));
       }
       break;
     case Phase::ready:
-      if (now >= last_heard_ + timeout * 2 / 3) {
+      if (now >= last_confirmed() + timeout * 2 / 3) {
         return lose_connection(make_error_code(Code::operation_timeout));
       }
-      if (now >= last_sent_ + timeout / 3) send(proto::ping_request());
+      if (now >= last_sent_ + timeout / 3) {
+        pings_sent_.push_back(now);
+        send(proto::ping_request());
+      }
       break;
     case Phase::idle:
       return connect_next();
@@ -934,7 +952,6 @@ void Client::begin_close(std::error_code reason, std::shared_ptr<std::promise<vo
                         }});
   send(frame);
   // Bounded: a server that does not answer gets a third of the timeout.
-  last_heard_ = SteadyClock::now();
   timer_.expires_after(std::chrono::milliseconds(timeout_ms_.load()) / 3);
   timer_.async_wait([self = shared_from_this()](std::error_code ec) {
     if (!ec) self->finish_close();

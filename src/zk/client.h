@@ -94,6 +94,13 @@ class Client : public std::enable_shared_from_this<Client> {
   std::error_code dead_reason() const;
   std::int64_t session_id() const noexcept { return session_id_.load(); }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
+  // When the newest request the server has answered was sent (the connect request for a new
+  // connection): the server's session timer started no earlier, so the session lives at least
+  // a negotiated timeout past it. Replies to later requests, not notifications, move it on.
+  std::chrono::steady_clock::time_point last_confirmed() const noexcept {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_confirmed_.load()));
+  }
   const std::string& hosts() const noexcept { return config_.hosts; }
   const std::string& chroot() const noexcept { return config_.chroot; }
   // Tells the session's log of an event of dlock's own (Config::report).
@@ -184,6 +191,7 @@ class Client : public std::enable_shared_from_this<Client> {
     std::string frame;
     ReplyHandler on_reply;
     Joining joining = Joining::alone;
+    std::chrono::steady_clock::time_point sent{};  // once written
   };
   struct Watcher {
     Watcher(std::uint64_t id, std::shared_ptr<const std::string> path, WatchFn fn)
@@ -236,6 +244,7 @@ class Client : public std::enable_shared_from_this<Client> {
   Request join(std::deque<Request>::iterator first, std::deque<Request>::iterator last);
   void send(std::string_view frame);
   void write_more();
+  void confirm(std::chrono::steady_clock::time_point sent);
   void arm_timer();
   void on_timer(std::uint64_t generation);
   void lose_connection(std::error_code ec);
@@ -252,6 +261,7 @@ class Client : public std::enable_shared_from_this<Client> {
   std::atomic<bool> connected_{false};
   std::atomic<std::int64_t> session_id_{0};
   std::atomic<std::int64_t> timeout_ms_;
+  std::atomic<std::chrono::steady_clock::rep> last_confirmed_{0};
 
   // Shared between callers and the executor's thread.
   mutable std::mutex mu_;
@@ -290,7 +300,10 @@ class Client : public std::enable_shared_from_this<Client> {
   std::string read_buffer_;
   std::size_t read_fill_ = 0;
   std::chrono::steady_clock::time_point last_sent_{};
-  std::chrono::steady_clock::time_point last_heard_{};
+  // The connection attempt's start, or the close request's sending.
+  std::chrono::steady_clock::time_point phase_started_{};
+  // Pings written and not answered; the server answers them in order.
+  std::deque<std::chrono::steady_clock::time_point> pings_sent_;
   asio::steady_timer timer_;  // the attempt's deadline, then pings and the read timeout
   std::shared_ptr<std::promise<void>> close_done_;
 };

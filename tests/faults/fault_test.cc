@@ -2,9 +2,12 @@
 // server going away, connection flaps. Pitfall numbers refer to
 // shared/research/zk-lock-anchors.md §5.
 #include <cstring>
+#include <functional>
 #include <future>
 #include <mutex>
+#include <thread>
 
+#include "core/executor.h"
 #include "session_password.h"
 #include "zk_fixture.h"
 
@@ -52,6 +55,19 @@ class FaultTest : public ZkTest {
     EXPECT_EQ(mutex.token(), static_cast<std::uint64_t>(raw().czxid("/locks/x/" + nodes[0])));
     mutex.unlock();
     EXPECT_TRUE(eventually([&] { return contenders("/locks/x").empty(); }));
+  }
+
+  // Cuts off the session of `holder`, which holds /locks/x, with `cut_off`; its lost() must
+  // fire while its node still exists: before the server expired the session.
+  void expect_given_up_before_expiry(Mutex& holder, const std::function<void()>& cut_off) {
+    const std::string node = "/locks/x/" + contenders("/locks/x").at(0);
+    std::promise<bool> node_existed_when_lost;
+    std::stop_callback on_lost(holder.lost(),
+                               [&] { node_existed_when_lost.set_value(raw().exists(node)); });
+    cut_off();
+    auto existed = node_existed_when_lost.get_future();
+    ASSERT_EQ(existed.wait_for(20s), std::future_status::ready);
+    EXPECT_TRUE(existed.get()) << "lost() fired after the server had expired the session";
   }
 
   bool saw(zk::SessionState s) {
@@ -209,14 +225,7 @@ TEST_F(FaultTest, LongDisconnectionDeclaresTheLockLostBeforeTheServerExpiresIt) 
   Mutex holder(holder_session, "/locks/x");
   Mutex waiter(waiter_session, "/locks/x");
   holder.lock();
-  const std::string node = "/locks/x/" + contenders("/locks/x").at(0);
-  std::promise<bool> node_existed_when_lost;
-  std::stop_callback on_lost(holder.lost(),
-                             [&] { node_existed_when_lost.set_value(raw().exists(node)); });
-  proxy_.blackhole();
-  auto existed = node_existed_when_lost.get_future();
-  ASSERT_EQ(existed.wait_for(20s), std::future_status::ready);
-  EXPECT_TRUE(existed.get()) << "lost() fired after the server had expired the session";
+  expect_given_up_before_expiry(holder, [&] { proxy_.blackhole(); });
   EXPECT_TRUE(saw(zk::SessionState::suspended));
   EXPECT_TRUE(eventually([&] { return saw(zk::SessionState::lost); }));
   EXPECT_TRUE(waiter.try_lock_for(20s));  // once the server expires the old session
@@ -225,6 +234,37 @@ TEST_F(FaultTest, LongDisconnectionDeclaresTheLockLostBeforeTheServerExpiresIt) 
   holder.unlock();
   waiter.unlock();
   EXPECT_TRUE(holder.try_lock_for(10s));
+}
+
+// A holder stopped for most of its session timeout (its process, or a busy loop) while the
+// network is down gives its lock up before the server can expire the session: the loss is
+// counted from the sending of the newest request the server answered, not from when the
+// stopped client noticed the silence.
+TEST_F(FaultTest, AHolderStoppedWhileCutOffGivesItsLockUpBeforeTheServerExpiresIt) {
+  auto holder_session = connect_via(proxy_, 4000ms);
+  Mutex holder(holder_session, "/locks/x");
+  holder.lock();  // its last request answered; the next ping would go 1.3 s later
+  expect_given_up_before_expiry(holder, [&] {
+    proxy_.blackhole();
+    // 0.85 of the timeout: noticing the silence on waking and giving the lock up 0.23 of it
+    // later, as when the last word was assumed to be two thirds old, comes after the expiry.
+    holder_session->executor().post([] { std::this_thread::sleep_for(3400ms); });
+  });
+}
+
+// Replies that take 0.6 s from the server say that it heard us 0.6 s before they came: a
+// holder cut off right after one gives its lock up 0.9 of the timeout after that request was
+// sent, not after its reply came, which would be after the server expired the session.
+TEST_F(FaultTest, TheLossIsCountedFromTheRequestTheServerAnsweredNotFromItsReply) {
+  auto holder_session = connect_via(proxy_, 4000ms);
+  Mutex holder(holder_session, "/locks/x");
+  holder.lock();
+  Mutex other(holder_session, "/locks/y");
+  expect_given_up_before_expiry(holder, [&] {
+    proxy_.delay(600ms);
+    other.lock();  // its last request reached the server 0.6 s ago; no later one will
+    proxy_.blackhole();
+  });
 }
 
 // The server goes away while we wait: a clear error, and no node survives its return.

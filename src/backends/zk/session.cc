@@ -25,9 +25,9 @@ namespace dlock::zk {
 
 namespace {
 
-// Locks are declared lost at this fraction of the session timeout after the last message
-// heard from the server: before the server can have expired the session, with a margin for
-// its tick granularity and for clock drift between the two.
+// Locks are declared lost at this fraction of the session timeout after the sending of the
+// newest request the server answered: before the server can have expired the session, with a
+// margin for clock drift between the two.
 constexpr double kLossFraction = 0.9;
 
 // Waits for a result delivered on another thread, until a deadline.
@@ -155,26 +155,26 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
         break;
       case ConnectionEvent::disconnected: {
         set_state_locked(SessionState::suspended);
-        // The client reports a silent connection after 2/3 of the timeout without a message,
-        // so the last one may be that old; a reset connection is reported at once. Assume the
-        // worst.
+        // The server expires the session a timeout after it last heard from us, which is no
+        // earlier than the sending of the newest request it answered. Counted from there, not
+        // from now: this event comes late if the process was stopped or its loop busy, and a
+        // silent connection is only noticed two thirds of a timeout after that request.
         const auto timeout = client_->negotiated_timeout();
-        const auto last_heard =
-            Clock::now() - std::chrono::duration_cast<Clock::duration>(timeout * 2 / 3);
-        const auto lost_at =
-            last_heard + std::chrono::duration_cast<Clock::duration>(timeout * kLossFraction);
+        const auto lost_at = client_->last_confirmed() +
+                             std::chrono::duration_cast<Clock::duration>(timeout * kLossFraction);
         std::weak_ptr<Impl> weak = weak_from_this();
         if (loss_timer_) executor_->cancel(*loss_timer_);
         loss_timer_ = executor_->post_at(lost_at, [weak, generation] {
           if (auto self = weak.lock()) self->on_loss_deadline(generation);
         });
-        report(LogLevel::warn,
-               "connection to ZooKeeper lost, session " + session_hex() +
-                   " suspended: held locks are given up in " +
-                   std::to_string(
-                       std::chrono::duration_cast<std::chrono::milliseconds>(lost_at - Clock::now())
-                           .count()) +
-                   " ms unless a server answers");
+        report(
+            LogLevel::warn,
+            "connection to ZooKeeper lost, session " + session_hex() +
+                " suspended: held locks are given up in " +
+                std::to_string(std::max<std::int64_t>(
+                    0, std::chrono::duration_cast<std::chrono::milliseconds>(lost_at - Clock::now())
+                           .count())) +
+                " ms unless a server answers");
         break;
       }
       case ConnectionEvent::expired:
