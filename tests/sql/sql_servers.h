@@ -25,6 +25,8 @@ struct OnPostgres {
            query;
   }
   static int port() { return PgServer::shared().port(); }
+  // The statements of the table mode's take, the last of which takes the row.
+  static constexpr int kTableTakeStatements = 1;
   // The first column of the result's rows, one a line.
   std::string sql(const std::string& statement) const {
     return PgServer::shared().psql(statement, database);
@@ -62,6 +64,7 @@ struct OnMysql {
     return "mysql://dlock:secret@127.0.0.1:" + std::to_string(port) + "/" + database + "?" + query;
   }
   static int port() { return MysqlServer::shared().port(); }
+  static constexpr int kTableTakeStatements = 2;  // INSERT IGNORE the free row, UPDATE it
   std::string sql(const std::string& statement) const {
     std::string output = MysqlServer::shared().sql("USE `" + database + "`; " + statement);
     while (!output.empty() && output.back() == '\n') output.pop_back();

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <future>
 #include <string>
+#include <thread>
 
 #include <dlock/dlock.h>
 
@@ -122,6 +123,36 @@ TYPED_TEST(StalledLinkTest, ATableModeReleaseAfterAResetReachesTheServerBeforeTh
   }
   Mutex next(dlock::open(this->server_.url(query)), "/reset-release");
   EXPECT_TRUE(next.try_lock());
+}
+
+// A table-mode take that the server ran but whose answer was lost with its connection: its row
+// goes before the attempt tries again, instead of standing for its ttl (30 s here) for every
+// contender, the one that wrote it too.
+TYPED_TEST(StalledLinkTest, ATableModeTakeWhoseAnswerWasLostLeavesNoRowBehind) {
+  const std::string query = "mode=table&ttl=30s";
+  FaultProxy proxy(TypeParam::port(), FaultProxy::Framing::bytes);
+  auto backend = this->open_through(proxy, query);
+  auto direct = dlock::open(this->server_.url(query));
+  // The tables and the connection are made, and PostgreSQL's statements prepared (they are
+  // from their second run on), so that each is one round trip.
+  Mutex warm_up(backend, "/warm-up");
+  for (int round = 0; round < 2; ++round) {
+    warm_up.lock();
+    warm_up.unlock();
+    ASSERT_TRUE(eventually([&] { return direct->status("/warm-up").holders.empty(); }));
+  }
+  // Each statement then takes 0.3 s to the server and 0.3 s back, one after the other: the
+  // connection is reset halfway back from the take's last statement.
+  constexpr auto kWay = 300ms;
+  proxy.delay(kWay);
+  Mutex mutex(backend, "/lost-take");
+  auto taken = std::async(std::launch::async, [&] { return mutex.try_lock_for(10s); });
+  std::this_thread::sleep_for(kWay * (2 * TypeParam::kTableTakeStatements - 1) + kWay / 2);
+  proxy.reset();
+  ASSERT_TRUE(taken.get());
+  mutex.unlock();
+  Mutex other(direct, "/lost-take");
+  EXPECT_TRUE(other.try_lock_for(5s));
 }
 
 // A table-mode waiter checks the kind of lock on its path once, when its waiter row first stands;

@@ -70,8 +70,10 @@ class TableSteps final : public detail::PollingAttempt::Steps {
         });
   }
 
-  // Frees the lock row a take wrote before its check failed: on the same connection, after
-  // the check. Should the release fail, the row expires with its ttl, as a crashed holder's.
+  // Frees the lock row a take wrote (or may have written) before it failed: on the same
+  // connection, after what ran before, and before the attempt's next statement (a new
+  // connection if that one broke). Should the release fail, the row expires with its ttl, as
+  // a crashed holder's.
   void give_back() {
     locks_->link().run(locks_->sql().release, {owner_}, [](Result) {});
   }
@@ -103,6 +105,10 @@ class TableSteps final : public detail::PollingAttempt::Steps {
     locks_->link().run(
         take.back(), params, [this, slot, sent, then = std::move(then)](Result result) mutable {
           if (result.error) {
+            // The answer lost with its connection may have been a grant: the row would stand
+            // until its ttl for everyone, this attempt's retry too (a take replaces expired
+            // rows only), and beside a slot the retry took, renewed with it.
+            if (result.error == errc::connection_lost) give_back();
             return then(Outcome::failure(result.error, result.message));
           }
           if (result.changed != 1) return try_slot(slot + 1, std::move(then));
