@@ -227,9 +227,7 @@ void Client::submit(std::string frame, ReplyHandler on_reply, Joining joining) {
     std::lock_guard lock(mu_);
     dead = dead_;
     if (!dead) {
-      const std::int32_t xid = next_xid_++;
-      // Wraps after 2^31 requests; negative xids are ZooKeeper's reserved ones.
-      if (next_xid_ < 0) next_xid_ = 1;
+      const std::int32_t xid = std::exchange(next_xid_, proto::xid_after(next_xid_));
       proto::set_xid(frame, xid);
       outbox_.push_back({xid, std::move(frame), std::move(on_reply), joining});
       post_flush = !flush_posted_;
@@ -941,7 +939,7 @@ void Client::begin_close(std::error_code reason, std::shared_ptr<std::promise<vo
   std::int32_t xid;
   {
     std::lock_guard lock(mu_);
-    xid = next_xid_++;
+    xid = std::exchange(next_xid_, proto::xid_after(next_xid_));
   }
   std::string frame = proto::close_request();
   proto::set_xid(frame, xid);

@@ -7,6 +7,7 @@
 #define DLOCK_SRC_ZK_PROTO_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,12 @@ enum Xid : std::int32_t {
   kAuthXid = -4,
   kSetWatchesXid = -8,
 };
+
+// The xid of the request after one of `xid`: 1 to 2^31 - 1 in turn, the reserved ones being
+// negative. Only the order of replies matters to the client, so wrapping around is safe.
+constexpr std::int32_t xid_after(std::int32_t xid) noexcept {
+  return xid == std::numeric_limits<std::int32_t>::max() ? 1 : xid + 1;
+}
 
 // Create flags (CreateMode's wire values).
 enum CreateFlags : std::int32_t {

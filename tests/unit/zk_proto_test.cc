@@ -2,6 +2,7 @@
 // byte against zookeeper.jute, and every decoder fed malformed, truncated and random input.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -86,6 +87,16 @@ TEST(Jute, HugeVectorCountFailsWithoutAllocating) {
   jute::Reader r(input);
   EXPECT_TRUE(r.strings().empty());
   EXPECT_FALSE(r.ok());
+}
+
+// After 2^31 - 1 requests on one session (four days at 6,000 a second) the xids start again
+// at 1, never reaching ZooKeeper's reserved negative ones; incrementing past the largest was
+// undefined behaviour, and the close request's had no wrap at all.
+TEST(Proto, XidsWrapToOneBeforeTheReservedOnes) {
+  EXPECT_EQ(proto::xid_after(1), 2);
+  EXPECT_EQ(proto::xid_after(std::numeric_limits<std::int32_t>::max() - 1),
+            std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(proto::xid_after(std::numeric_limits<std::int32_t>::max()), 1);
 }
 
 TEST(Proto, CreateRequestFrame) {
