@@ -192,12 +192,16 @@ std::optional<int> ChildProcess::poll_exit() {
     return WEXITSTATUS(status);
   }
   info = {};
-  if (waitid(P_PID, pid_, &info, WSTOPPED | WNOHANG) == 0 && info.si_pid == pid_) {
-    // Job control: stop with the command, so the shell sees the job stopped; when the shell
-    // continues us, give the terminal back to the command and continue it.
+  // Job control: a command stopped from the terminal stops us too, so the shell sees the job
+  // stopped; when the shell continues us, the terminal goes back to the command, which goes
+  // on too. Without a terminal nobody would continue us: a command stopped and continued by
+  // a signal to its group alone ran on, unguarded, past the lock's lease or session, which
+  // the stopped dlock renewed no more. It stays stopped then, and we go on holding the lock.
+  if (owns_terminal_ && waitid(P_PID, pid_, &info, WSTOPPED | WNOHANG) == 0 &&
+      info.si_pid == pid_) {
     take_terminal_back();
     raise(SIGSTOP);
-    if (owns_terminal_) tcsetpgrp(STDIN_FILENO, pid_);
+    tcsetpgrp(STDIN_FILENO, pid_);
     signal_group(SIGCONT);
   }
   return std::nullopt;

@@ -53,6 +53,7 @@ class ChildProcess {
   void signal_group(int signal) const noexcept;
   // Collects the command's end if it came: its exit status, or 128+N for death by signal N.
   // A command stopped from the terminal (Ctrl-Z) stops dlock too, and both continue together.
+  // Without a terminal, a stopped command stops nothing of dlock's: it goes on holding.
   std::optional<int> poll_exit();
 
  private:

@@ -9,6 +9,7 @@ int exit_status_for(std::error_code error, Phase phase) {
   switch (static_cast<errc>(error.value())) {
     case errc::invalid_path:
     case errc::lock_mismatch:
+    case errc::unorderable_path:  // the name is in use by a lock of another program or name
       return kBadLockName;
     case errc::invalid_argument:
       return phase == Phase::naming ? kUsage : kBadBackend;
@@ -32,7 +33,8 @@ const char* exit_status_table() {
          answered
   64     usage error: unknown option, bad duration or number, no command
   65     invalid lock name, or the name is in use as another kind of lock (--max, --shared
-         or exclusive) or with another --max
+         or exclusive) or with another --max, or by something dlock cannot queue behind (a
+         lock of another library, a lock named inside it on ZooKeeper)
   69     backend unavailable: no server within the deadline, a server that stopped
          answering while dlock waited, session lost while waiting
   70     internal error in dlock

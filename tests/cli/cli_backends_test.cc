@@ -368,6 +368,23 @@ TYPED_TEST(CliBackendsTest, APausedHolderIsFencedOffAndLearnsItLost) {
   }
 }
 
+// A command stopped by a signal to its own process group, without a terminal (so without job
+// control), leaves dlock running: it goes on holding the lock past any lease or session, and
+// exits with the command's status once the command is continued and ends. dlock used to stop
+// itself as with Ctrl-Z, with nobody to continue it: the lease ran out under the command.
+TYPED_TEST(CliBackendsTest, ACommandStoppedAloneLeavesDlockHoldingTheLock) {
+  const std::string pid_file = this->files_.file("command.pid");
+  Process holder(this->dlock(
+      {"run", "/stopped", "--", "sh", "-c", "echo $$ > '" + pid_file + "'; sleep 3; exit 7"}));
+  ASSERT_TRUE(eventually([&] { return !read_file(pid_file).empty(); }));
+  const pid_t command = std::stoi(read_file(pid_file));  // the leader of its group
+  ASSERT_EQ(0, kill(-command, SIGSTOP));
+  std::this_thread::sleep_for(2500ms);  // longer than the leases and sessions here
+  EXPECT_EQ(1, run(this->dlock({"run", "-n", "/stopped", "--", "true"})).status);
+  ASSERT_EQ(0, kill(-command, SIGCONT));
+  EXPECT_EQ(7, holder.wait(20s).status);
+}
+
 TYPED_TEST(CliBackendsTest, StatusAndListAsJson) {
   auto holder = this->hold("/jobs/nightly", {"--label", "report"});
   Process waiter(this->dlock({"run", "/jobs/nightly", "--", "true"}));

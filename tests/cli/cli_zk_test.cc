@@ -184,6 +184,20 @@ TEST_F(CliZkTest, DigestPasswordsFromTheUrlTheEnvironmentOrAFile) {
 }
 
 // The library's own words reach the user, with the status the table promises.
+// On ZooKeeper a lock named inside another (/nest/inner inside /nest) is a child of that lock's
+// node, which dlock cannot order in the outer lock's queue: the outer lock is refused while the
+// inner one is in use, with 65 (the name is in use by something else), not 69 (no server).
+TEST_F(CliZkTest, ALockNamedInsideAnotherMakesThatOneRefusedWith65) {
+  const std::string marker = dir_.file("inner-held");
+  auto inner =
+      start_holder([this](std::vector<std::string> args) { return dlock(std::move(args)); },
+                   "/nest/inner", {}, marker);
+  const Finished outer = run(dlock({"run", "-n", "/nest", "--", "true"}));
+  EXPECT_EQ(65, outer.status) << outer.err;
+  EXPECT_NE(std::string::npos, outer.err.find("/nest/inner")) << outer.err;
+  stop_holder(inner);
+}
+
 TEST_F(CliZkTest, LibraryMessagesAndTheirStatuses) {
   const std::string hosts = ZkServer::shared().connect_string();
   // A chroot that may not be created: the message names it and says what to do.
