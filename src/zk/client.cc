@@ -596,6 +596,7 @@ void Client::on_read(std::uint64_t generation, std::error_code ec, std::size_t n
   if (generation != generation_) return;
   if (phase_ != Phase::handshaking && phase_ != Phase::ready) return;
   if (ec) return lose_connection(make_error_code(Code::connection_loss));
+  last_heard_ = SteadyClock::now();
   read_fill_ += n;
   std::size_t at = 0;
   while (read_fill_ - at >= 4) {
@@ -827,12 +828,9 @@ void Client::arm_timer() {
       phase_ == Phase::ready ? timeout_ms_.load() : config_.session_timeout.count());
   SteadyClock::time_point at;
   if (phase_ == Phase::ready) {
-    // A ping after a third of the timeout without sending; the connection is given up two
-    // thirds after the newest answered request was sent, in time to resume the session
-    // elsewhere. Not after two thirds without hearing anything: notifications, or replies to
-    // requests sent long ago, say nothing of what the server heard from us lately, and its
-    // session timer counts only that.
-    at = std::min(last_sent_ + timeout / 3, last_confirmed() + timeout * 2 / 3);
+    // A ping after a third of the timeout without sending; the connection is given up after
+    // two thirds without hearing anything, in time to resume the session elsewhere.
+    at = std::min(last_sent_ + timeout / 3, last_heard_ + timeout * 2 / 3);
   } else {
     at = phase_started_ + timeout / 3;
   }
@@ -854,7 +852,7 @@ void Client::on_timer(std::uint64_t generation) {
       }
       break;
     case Phase::ready:
-      if (now >= last_confirmed() + timeout * 2 / 3) {
+      if (now >= last_heard_ + timeout * 2 / 3) {
         return lose_connection(make_error_code(Code::operation_timeout));
       }
       if (now >= last_sent_ + timeout / 3) {

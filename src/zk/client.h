@@ -95,8 +95,8 @@ class Client : public std::enable_shared_from_this<Client> {
   std::int64_t session_id() const noexcept { return session_id_.load(); }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
   // When the newest request the server has answered was sent (the connect request for a new
-  // connection): the server's session timer started no earlier, so the session lives at least
-  // a negotiated timeout past it. Replies to later requests, not notifications, move it on.
+  // connection): the server that answered heard from us no earlier. Replies to later requests,
+  // not notifications, move it on.
   std::chrono::steady_clock::time_point last_confirmed() const noexcept {
     return std::chrono::steady_clock::time_point(
         std::chrono::steady_clock::duration(last_confirmed_.load()));
@@ -300,7 +300,8 @@ class Client : public std::enable_shared_from_this<Client> {
   std::string read_buffer_;
   std::size_t read_fill_ = 0;
   std::chrono::steady_clock::time_point last_sent_{};
-  // The connection attempt's start, or the close request's sending.
+  std::chrono::steady_clock::time_point last_heard_{};  // anything read, on a ready connection
+  // The connection attempt's start.
   std::chrono::steady_clock::time_point phase_started_{};
   // Pings written and not answered; the server answers them in order.
   std::deque<std::chrono::steady_clock::time_point> pings_sent_;

@@ -252,17 +252,18 @@ TEST_F(FaultTest, AHolderStoppedWhileCutOffGivesItsLockUpBeforeTheServerExpiresI
   });
 }
 
-// Replies that take 0.6 s from the server say that it heard us 0.6 s before they came: a
-// holder cut off right after one gives its lock up 0.9 of the timeout after that request was
-// sent, not after its reply came, which would be after the server expired the session.
+// A reply that took 1 s from the server says that it heard us 1 s before it came: a holder cut
+// off right after one gives its lock up 0.9 of the timeout after that request was sent, not
+// after its reply came, which would be 0.4 s after the server expired the session.
 TEST_F(FaultTest, TheLossIsCountedFromTheRequestTheServerAnsweredNotFromItsReply) {
   auto holder_session = connect_via(proxy_, 4000ms);
   Mutex holder(holder_session, "/locks/x");
   holder.lock();
   Mutex other(holder_session, "/locks/y");
   expect_given_up_before_expiry(holder, [&] {
-    proxy_.delay(600ms);
-    other.lock();  // its last request reached the server 0.6 s ago; no later one will
+    // Replies only, on the connection whose connect request asked for 4000 ms (big-endian).
+    proxy_.delay_replies_on(std::string("\x00\x00\x0f\xa0", 4), 1000ms);
+    other.lock();  // its last request reached the server at once, 1 s ago; no later one will
     proxy_.blackhole();
   });
 }

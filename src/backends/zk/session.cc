@@ -25,9 +25,9 @@ namespace dlock::zk {
 
 namespace {
 
-// Locks are declared lost at this fraction of the session timeout after the sending of the
-// newest request the server answered: before the server can have expired the session, with a
-// margin for clock drift between the two.
+// Locks are declared lost at this fraction of the session timeout after the last word the
+// server may have had from us: before the server can have expired the session, with a margin
+// for clock drift between the two.
 constexpr double kLossFraction = 0.9;
 
 // Waits for a result delivered on another thread, until a deadline.
@@ -155,13 +155,18 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
         break;
       case ConnectionEvent::disconnected: {
         set_state_locked(SessionState::suspended);
-        // The server expires the session a timeout after it last heard from us, which is no
-        // earlier than the sending of the newest request it answered. Counted from there, not
-        // from now: this event comes late if the process was stopped or its loop busy, and a
-        // silent connection is only noticed two thirds of a timeout after that request.
+        // The ensemble expires the session a timeout after it last heard from us. The client
+        // reports a silent connection two thirds of a timeout after the last message, so that
+        // may be how old the last word is; or older: this event comes late if the process was
+        // stopped or its loop was busy, and a reply heard says the server heard us only when
+        // its request was sent. The earlier of the two. (Neither tells when the leader last
+        // heard of us through a follower: docs/guarantees.md.)
         const auto timeout = client_->negotiated_timeout();
-        const auto lost_at = client_->last_confirmed() +
-                             std::chrono::duration_cast<Clock::duration>(timeout * kLossFraction);
+        const auto last_heard = std::min<Clock::time_point>(
+            client_->last_confirmed(),
+            Clock::now() - std::chrono::duration_cast<Clock::duration>(timeout * 2 / 3));
+        const auto lost_at =
+            last_heard + std::chrono::duration_cast<Clock::duration>(timeout * kLossFraction);
         std::weak_ptr<Impl> weak = weak_from_this();
         if (loss_timer_) executor_->cancel(*loss_timer_);
         loss_timer_ = executor_->post_at(lost_at, [weak, generation] {
