@@ -67,6 +67,12 @@ bool in_terminal_foreground() {
   return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 }
 
+// True for the signals a terminal stops its jobs with (Ctrl-Z, a background job's read or
+// write), as opposed to SIGSTOP, which only a process sends.
+bool stopped_by_terminal(int signal) {
+  return signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
+}
+
 }  // namespace
 
 std::vector<int> inherited_descriptors() {
@@ -192,16 +198,17 @@ std::optional<int> ChildProcess::poll_exit() {
     return WEXITSTATUS(status);
   }
   info = {};
-  // Job control: a command stopped from the terminal stops us too, so the shell sees the job
-  // stopped; when the shell continues us, the terminal goes back to the command, which goes
-  // on too. Without a terminal nobody would continue us: a command stopped and continued by
-  // a signal to its group alone ran on, unguarded, past the lock's lease or session, which
-  // the stopped dlock renewed no more. It stays stopped then, and we go on holding the lock.
-  if (owns_terminal_ && waitid(P_PID, pid_, &info, WSTOPPED | WNOHANG) == 0 &&
-      info.si_pid == pid_) {
+  // Job control: a command stopped by its terminal (Ctrl-Z's SIGTSTP; SIGTTIN or SIGTTOU for
+  // a background job that used it) stops us too, so the shell sees the job stopped; when the
+  // shell continues us, the terminal goes back to the command, which goes on too. Any other
+  // stop (SIGSTOP; anything without a terminal) comes from someone who continues the command
+  // alone: stopped, we would renew nothing while it ran on, past the lock's lease or session.
+  // We go on holding the lock then.
+  if (waitid(P_PID, pid_, &info, WSTOPPED | WNOHANG) == 0 && info.si_pid == pid_ &&
+      stopped_by_terminal(info.si_status) && isatty(STDIN_FILENO)) {
     take_terminal_back();
     raise(SIGSTOP);
-    tcsetpgrp(STDIN_FILENO, pid_);
+    if (owns_terminal_) tcsetpgrp(STDIN_FILENO, pid_);
     signal_group(SIGCONT);
   }
   return std::nullopt;

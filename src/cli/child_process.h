@@ -52,8 +52,9 @@ class ChildProcess {
   // Sends `signal` to the command's whole process group.
   void signal_group(int signal) const noexcept;
   // Collects the command's end if it came: its exit status, or 128+N for death by signal N.
-  // A command stopped from the terminal (Ctrl-Z) stops dlock too, and both continue together.
-  // Without a terminal, a stopped command stops nothing of dlock's: it goes on holding.
+  // A command stopped by its terminal (Ctrl-Z) stops dlock too, and both continue together.
+  // A command stopped otherwise (SIGSTOP, or without a terminal) stops nothing of dlock's: it
+  // goes on holding.
   std::optional<int> poll_exit();
 
  private:

@@ -4,8 +4,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
 
 #include "dlock_process.h"
 
@@ -394,6 +397,44 @@ TEST_F(CliTest, PasswordFileWithAnEndlessFirstLineIsRefused) {
     std::ofstream(dir_.file("long")) << std::string(length, 'x') << "\nsecond line\n";
     const Finished f = run_dlock({"--password-file", dir_.file("long"), "status", "/a"});
     EXPECT_EQ(length == 65536 ? 0 : 64, f.status) << length << ": " << f.err;
+  }
+}
+
+// Under a terminal (script(1) gives dlock one, in whose foreground it runs), only the
+// terminal's stops are job control. Ctrl-Z's SIGTSTP to the command stops dlock too, and
+// continuing dlock, as a shell's `fg` does, continues the command. A SIGSTOP to the command's
+// group leaves dlock running, holding the lock: whoever sent it continues the command alone.
+TEST_F(CliTest, UnderATerminalOnlyItsStopsStopDlockWithTheCommand) {
+  const auto state_of = [](pid_t pid) {
+    const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const std::size_t end_of_name = stat.rfind(')');
+    return end_of_name == std::string::npos ? '?' : stat.at(end_of_name + 2);
+  };
+  for (const int stop : {SIGTSTP, SIGSTOP}) {
+    SCOPED_TRACE(strsignal(stop));
+    const std::string ids = dir_.file("ids-" + std::to_string(stop));
+    std::string line = "exec";
+    for (const std::string& arg : dlock({"run", "/tty", "--", "sh", "-c",
+                                         "echo $$ $PPID > " + ids + ".new && mv " + ids + ".new " +
+                                             ids + "; sleep 3; exit 7"})) {
+      line += " '" + arg + "'";
+    }
+    Process terminal({"script", "-qec", line, "/dev/null"}, {"SHELL=/bin/sh"});
+    ASSERT_TRUE(eventually([&] { return file_exists(ids); }));
+    pid_t command = 0, dlock_pid = 0;
+    std::istringstream(read_file(ids)) >> command >> dlock_pid;
+    ASSERT_EQ(0, kill(-command, stop));
+    if (stop == SIGTSTP) {
+      EXPECT_TRUE(eventually([&] { return state_of(dlock_pid) == 'T'; }));
+      // What `fg` does; script(1), which stopped with dlock as a shell's job would, too.
+      ASSERT_EQ(0, kill(dlock_pid, SIGCONT));
+      terminal.signal(SIGCONT);
+    } else {
+      std::this_thread::sleep_for(500ms);
+      EXPECT_NE('T', state_of(dlock_pid));
+      ASSERT_EQ(0, kill(-command, SIGCONT));
+    }
+    EXPECT_EQ(7, terminal.wait(20s).status);
   }
 }
 
