@@ -34,6 +34,9 @@ readonly REQUIRED_PACKAGES=(
   libpq-dev libssl-dev postgresql openssl
   # The link checker of the docs (tests/docs/check-links.py), standard library only.
   python3
+  # script(1), which gives a CLI test a terminal (Essential in Debian, named because a test
+  # uses it).
+  bsdutils
   # The Debian package (scripts/package-deb.sh, tests/install/check-deb.sh): dpkg-shlibdeps
   # and file for CPack's Depends, man to read the page.
   dpkg-dev file man-db

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "exit_status.h"
+#include "signals.h"
 
 extern char** environ;
 
@@ -181,7 +182,13 @@ int ChildProcess::reap() noexcept {
   return status;
 }
 
-void ChildProcess::signal_group(int signal) const noexcept { killpg(pid_, signal); }
+void ChildProcess::signal_group(int signal) const noexcept {
+  killpg(pid_, signal);
+  // A command stopped by a signal to its group (dlock goes on then) would act on a signal that
+  // ends it only once continued, and dlock would wait for it, holding the lock: as the kernel
+  // does for SIGHUP, and systemd after SIGTERM, it is continued.
+  if (ends_dlock(signal)) killpg(pid_, SIGCONT);
+}
 
 void ChildProcess::take_terminal_back() const noexcept {
   if (owns_terminal_) tcsetpgrp(STDIN_FILENO, getpgrp());

@@ -49,7 +49,8 @@ class ChildProcess {
   ~ChildProcess();
 
   pid_t pid() const noexcept { return pid_; }
-  // Sends `signal` to the command's whole process group.
+  // Sends `signal` to the command's whole process group; one that ends dlock (SIGINT, SIGTERM,
+  // SIGHUP, SIGQUIT) is followed by SIGCONT, so that a stopped command acts on it.
   void signal_group(int signal) const noexcept;
   // Collects the command's end if it came: its exit status, or 128+N for death by signal N.
   // A command stopped by its terminal (Ctrl-Z) stops dlock too, and both continue together.

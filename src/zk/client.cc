@@ -728,6 +728,8 @@ void Client::flush() {
     if (phase_ != Phase::ready) return;  // sent once the connection is ready
     ready.swap(outbox_);
   }
+  // Written at once, or after what is being written: no earlier.
+  const SteadyClock::time_point sent = SteadyClock::now();
   for (auto next = ready.begin(); next != ready.end();) {
     // Writes queued back to back (many locks released at once, or a release and the next
     // acquisition) go as one multi: the server spends on a request what it spends on a handful
@@ -748,7 +750,7 @@ void Client::flush() {
     Request request = last - next > 1 ? join(next, last) : std::move(*next);
     to_write_.append(request.frame);
     request.frame = std::string();
-    request.sent = SteadyClock::now();  // written at once or after what is being written
+    request.sent = sent;
     in_flight_.push_back(std::move(request));
     next = last;
   }

@@ -183,7 +183,6 @@ TEST_F(CliZkTest, DigestPasswordsFromTheUrlTheEnvironmentOrAFile) {
   EXPECT_NE(std::string::npos, bad.err.find("alice:***@")) << bad.err;
 }
 
-// The library's own words reach the user, with the status the table promises.
 // On ZooKeeper a lock named inside another (/nest/inner inside /nest) is a child of that lock's
 // node, which dlock cannot order in the outer lock's queue: the outer lock is refused while the
 // inner one is in use, with 65 (the name is in use by something else), not 69 (no server).
@@ -198,6 +197,7 @@ TEST_F(CliZkTest, ALockNamedInsideAnotherMakesThatOneRefusedWith65) {
   stop_holder(inner);
 }
 
+// The library's own words reach the user, with the status the table promises.
 TEST_F(CliZkTest, LibraryMessagesAndTheirStatuses) {
   const std::string hosts = ZkServer::shared().connect_string();
   // A chroot that may not be created: the message names it and says what to do.

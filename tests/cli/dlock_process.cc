@@ -133,12 +133,16 @@ void stop_holder(std::unique_ptr<Process>& holder) {
   holder.reset();
 }
 
-bool process_running(pid_t pid) {
+char process_state(pid_t pid) {
   const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
   // "PID (COMM) STATE ...", where COMM may itself contain ") ".
   const std::size_t end_of_name = stat.rfind(')');
-  if (end_of_name == std::string::npos || end_of_name + 2 >= stat.size()) return false;
-  const char state = stat[end_of_name + 2];
+  if (end_of_name == std::string::npos || end_of_name + 2 >= stat.size()) return 'X';
+  return stat[end_of_name + 2];
+}
+
+bool process_running(pid_t pid) {
+  const char state = process_state(pid);
   return state != 'Z' && state != 'X';
 }
 

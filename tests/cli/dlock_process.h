@@ -79,6 +79,8 @@ std::string read_file(const std::string& path);
 // watchdog had killed the command too.
 void stop_holder(std::unique_ptr<Process>& holder);
 
+// The state letter /proc gives `pid` ('R', 'S', 'T' for stopped, 'Z'...), 'X' if it is gone.
+char process_state(pid_t pid);
 // True while `pid` runs: it exists and is not a zombie (dead, waiting for its parent).
 bool process_running(pid_t pid);
 // The running processes that have `argument` among their command-line arguments.
