@@ -422,7 +422,9 @@ TEST_F(CliTest, UnderATerminalOnlyItsStopsStopDlockWithTheCommand) {
     ASSERT_TRUE(eventually([&] { return process_state(command) == 'T'; }));
     if (stop == SIGTSTP) {
       EXPECT_TRUE(eventually([&] { return process_state(dlock_pid) == 'T'; }));
-      // What `fg` does; script(1), which stopped with dlock as a shell's job would, too.
+      // What `fg` does. script(1) stops when dlock does, as a shell's job would: continued
+      // before it stopped, it would stop for good.
+      ASSERT_TRUE(eventually([&] { return process_state(terminal.pid()) == 'T'; }));
       ASSERT_EQ(0, kill(dlock_pid, SIGCONT));
       terminal.signal(SIGCONT);
     } else {
