@@ -11,8 +11,9 @@ namespace dlock {
 namespace {
 
 // Backends dlock has or plans, for a clear word when one is not compiled into this build.
-constexpr std::string_view kKnownSchemes[] = {
-    "zk", "file", "redis", "rediss", "redlock", "postgres", "postgresql", "mysql", "mariadb"};
+constexpr std::string_view kKnownSchemes[] = {"zk",     "zks",     "file",     "redis",
+                                              "rediss", "redlock", "postgres", "postgresql",
+                                              "mysql",  "mariadb"};
 
 std::string built_schemes() {
   std::string list;

@@ -11,15 +11,19 @@ namespace dlock::detail {
 
 Url split_scheme(std::string_view url) {
   const std::size_t colon = url.find(':');
-  const std::string_view scheme = url.substr(0, colon == std::string_view::npos ? 0 : colon);
+  std::string scheme(url.substr(0, colon == std::string_view::npos ? 0 : colon));
   const bool valid = !scheme.empty() && std::all_of(scheme.begin(), scheme.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '-' || c == '.';
   });
   if (!valid) {
     throw Error(errc::invalid_argument,
                 "'" + redacted(url) + "' is not a backend URL (zk://host:port/chroot or file:)");
   }
-  return {scheme, url.substr(colon + 1)};
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  });
+  return {std::move(scheme), url.substr(colon + 1)};
 }
 
 void bad_url(std::string_view url, const std::string& why) {

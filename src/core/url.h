@@ -12,7 +12,7 @@
 namespace dlock::detail {
 
 struct Url {
-  std::string_view scheme;
+  std::string scheme;     // in lower case: schemes are case-insensitive (RFC 3986 §3.1)
   std::string_view rest;  // after "scheme:"
 };
 
