@@ -129,6 +129,17 @@ std::shared_ptr<TlsContext> make_tls_context(const TlsConfig& config) {
   return std::make_shared<TlsContext>(config);
 }
 
+std::string describe_connect_failure(std::error_code ec) {
+  if (ec == asio::ssl::error::stream_truncated) {
+    return "TLS handshake failed: the server closed the connection (is it the server's TLS "
+           "port?)";
+  }
+  if (ec.category() == asio::error::get_ssl_category()) {
+    return "TLS handshake failed: " + ec.message();
+  }
+  return ec.message();
+}
+
 std::shared_ptr<Stream> make_stream(asio::io_context& io, const std::shared_ptr<TlsContext>& tls) {
   if (tls) return std::make_shared<TlsStream>(io, tls);
   return std::make_shared<TcpStream>(io);

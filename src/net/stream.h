@@ -59,6 +59,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
 class TlsContext;
 std::shared_ptr<TlsContext> make_tls_context(const TlsConfig& config);
 
+// What an error of Stream::connect() means, for a person: the system's word for a refused or
+// unreachable host; for TLS, "TLS handshake failed: " and OpenSSL's, or a hint where the server
+// hung up on our hello, as a port that does not speak TLS does.
+std::string describe_connect_failure(std::error_code ec);
+
 // A TLS stream if `tls` is set, else a TCP stream.
 std::shared_ptr<Stream> make_stream(asio::io_context& io, const std::shared_ptr<TlsContext>& tls);
 

@@ -139,6 +139,11 @@ void Client::close(std::error_code reason) {
 
 void Client::kill(std::error_code reason) { die(reason); }
 
+std::string Client::last_attempt_failure() const {
+  std::lock_guard lock(mu_);
+  return last_attempt_failure_;
+}
+
 std::error_code Client::dead_reason() const {
   std::lock_guard lock(mu_);
   return dead_;
@@ -498,6 +503,7 @@ void Client::connect_next() {
     if (closing_ || (dead_ && session_id_ == 0)) return;
   }
   const Endpoint& endpoint = endpoints_[next_endpoint_];
+  attempted_ = &endpoint;
   next_endpoint_ = (next_endpoint_ + 1) % endpoints_.size();
   const std::uint64_t generation = ++generation_;
   phase_ = Phase::connecting;
@@ -516,7 +522,9 @@ void Client::connect_next() {
 
 void Client::on_transport_connected(std::uint64_t generation, std::error_code ec) {
   if (generation != generation_ || phase_ != Phase::connecting) return;
-  if (ec) return lose_connection(make_error_code(Code::connection_loss));
+  if (ec) {
+    return fail_attempt(net::describe_connect_failure(ec), make_error_code(Code::connection_loss));
+  }
   phase_ = Phase::handshaking;
   read_buffer_.resize(64 * 1024);
   read_fill_ = 0;
@@ -531,7 +539,8 @@ void Client::on_transport_connected(std::uint64_t generation, std::error_code ec
 void Client::on_handshake(std::string_view frame) {
   proto::ConnectResponse response;
   if (!proto::decode_connect_response(frame, response)) {
-    return lose_connection(make_error_code(Code::marshalling_error));
+    return fail_attempt("its answer to the session handshake is not ZooKeeper's",
+                        make_error_code(Code::marshalling_error));
   }
   if (response.timeout_ms <= 0) {
     // The server no longer knows the session: it expired while we were away.
@@ -595,6 +604,10 @@ void Client::read_more() {
 void Client::on_read(std::uint64_t generation, std::error_code ec, std::size_t n) {
   if (generation != generation_) return;
   if (phase_ != Phase::handshaking && phase_ != Phase::ready) return;
+  if (ec && phase_ == Phase::handshaking) {
+    return fail_attempt("closed the connection during the session handshake (" + ec.message() + ")",
+                        make_error_code(Code::connection_loss));
+  }
   if (ec) return lose_connection(make_error_code(Code::connection_loss));
   last_heard_ = SteadyClock::now();
   read_fill_ += n;
@@ -603,6 +616,10 @@ void Client::on_read(std::uint64_t generation, std::error_code ec, std::size_t n
     jute::Reader prefix(std::string_view(read_buffer_.data() + at, 4));
     const std::int32_t length = prefix.int32();
     if (length < 0 || length > proto::kMaxFrame) {
+      if (phase_ == Phase::handshaking) {
+        return fail_attempt("its answer to the session handshake is not ZooKeeper's",
+                            make_error_code(Code::marshalling_error));
+      }
       return lose_connection(make_error_code(Code::marshalling_error));
     }
     if (read_fill_ - at - 4 < static_cast<std::size_t>(length)) {
@@ -849,8 +866,13 @@ void Client::on_timer(std::uint64_t generation) {
   switch (phase_) {
     case Phase::connecting:
     case Phase::handshaking:
-      if (now >= phase_started_ + std::chrono::milliseconds(config_.session_timeout.count()) / 3) {
-        return lose_connection(make_error_code(Code::operation_timeout));
+      if (const auto budget = std::chrono::milliseconds(config_.session_timeout.count()) / 3;
+          now >= phase_started_ + budget) {
+        return fail_attempt(std::string(phase_ == Phase::connecting ? "no connection"
+                                                                    : "no answer to the session "
+                                                                      "handshake") +
+                                " within " + std::to_string(budget.count()) + " ms",
+                            make_error_code(Code::operation_timeout));
       }
       break;
     case Phase::ready:
@@ -868,6 +890,15 @@ void Client::on_timer(std::uint64_t generation) {
       return;
   }
   arm_timer();
+}
+
+void Client::fail_attempt(const std::string& why, std::error_code ec) {
+  {
+    std::lock_guard lock(mu_);
+    last_attempt_failure_ =
+        attempted_->host + ":" + std::to_string(attempted_->address.port()) + ": " + why;
+  }
+  lose_connection(ec);
 }
 
 void Client::lose_connection(std::error_code ec) {

@@ -102,6 +102,10 @@ class Client : public std::enable_shared_from_this<Client> {
         std::chrono::steady_clock::duration(last_confirmed_.load()));
   }
   const std::string& hosts() const noexcept { return config_.hosts; }
+  // Why the newest connection attempt that failed did ("host:port: why"), empty if none has:
+  // for the error of a session that never got connected, which "no answer" would misname when
+  // the server answered with a certificate we do not trust, or not with TLS at all.
+  std::string last_attempt_failure() const;
   const std::string& chroot() const noexcept { return config_.chroot; }
   // Tells the session's log of an event of dlock's own (Config::report).
   void report(LogLevel level, std::string text) const {
@@ -248,6 +252,9 @@ class Client : public std::enable_shared_from_this<Client> {
   void arm_timer();
   void on_timer(std::uint64_t generation);
   void lose_connection(std::error_code ec);
+  // lose_connection() for an attempt that never got ready, noting `why` for
+  // last_attempt_failure().
+  void fail_attempt(const std::string& why, std::error_code ec);
   void fail_in_flight(std::error_code ec);
   void begin_close(std::error_code reason, std::shared_ptr<std::promise<void>> done);
   void finish_close();
@@ -281,6 +288,7 @@ class Client : public std::enable_shared_from_this<Client> {
   Watches watches_;
   std::uint64_t next_watch_ = 1;
   std::deque<Request> outbox_;  // submitted, not yet written
+  std::string last_attempt_failure_;
   std::int32_t next_xid_ = 1;
   bool flush_posted_ = false;
 
@@ -289,7 +297,8 @@ class Client : public std::enable_shared_from_this<Client> {
   std::uint64_t generation_ = 0;  // of the transport; stale handlers see a newer one
   std::shared_ptr<net::Stream> transport_;
   std::size_t next_endpoint_ = 0;
-  std::size_t failed_attempts_ = 0;  // since the last connection that got ready
+  const Endpoint* attempted_ = nullptr;  // the endpoint of the connection attempt in progress
+  std::size_t failed_attempts_ = 0;      // since the last connection that got ready
   std::string password_;
   std::int64_t last_zxid_ = 0;
   // The zxid of the reply being handled if it is above every earlier one (a write's), else 0.

@@ -145,6 +145,10 @@ TEST_F(ZkTlsTest, AServerSignedByAnotherCaIsRefused) {
     FAIL() << "connected to a server the CA did not sign";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+    // The server answered: the message says why we hung up, not that nobody answered.
+    EXPECT_NE(std::string(e.what()).find("TLS handshake failed: certificate verify failed"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -173,6 +177,23 @@ TEST_F(ZkTlsTest, PlainZooKeeperOnTheSecurePortFailsToConnect) {
     FAIL() << "a plain session on the secure port";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+    EXPECT_NE(std::string(e.what()).find("closed the connection during the session handshake"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(ZkTlsTest, TlsToThePlainPortSaysTheServerDoesNotSpeakIt) {
+  // zks:// to the plain port: ZooKeeper reads our hello as an oversized frame and hangs up.
+  try {
+    dlock::open("zks://" + plain_ + "?" + files() + "&connect_timeout=1s");
+    FAIL() << "a TLS session on the plain port";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+    EXPECT_NE(std::string(e.what()).find(plain_ + ": TLS handshake failed: the server closed the "
+                                                  "connection (is it the server's TLS port?)"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -101,7 +101,7 @@ void Connection::connect() {
 }
 
 void Connection::on_connected(std::error_code ec) {
-  if (ec) return fail(errc::connect_failed, ec.message());
+  if (ec) return fail(errc::connect_failed, net::describe_connect_failure(ec));
   read();
   handshake();
 }

@@ -322,7 +322,12 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     try {
       ec = connected.get(detail::deadline_after(options_.connect_timeout), "");
     } catch (const Error&) {
-      throw Error(errc::connect_failed, contender_site_->connect_failure);
+      // A server that answered with a certificate we do not trust was no silent host.
+      const std::string last = client->last_attempt_failure();
+      if (last.empty()) throw Error(errc::connect_failed, contender_site_->connect_failure);
+      throw Error(errc::connect_failed, "no ZooKeeper session at " + options_.hosts + " within " +
+                                            std::to_string(options_.connect_timeout.count()) +
+                                            " ms; the last attempt: " + last);
     }
     throw_if(ec, "connecting to " + options_.hosts);
     // The connected event reaches on_event() through the executor; say so now already.
