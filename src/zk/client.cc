@@ -508,8 +508,6 @@ void Client::connect_next() {
   const std::uint64_t generation = ++generation_;
   phase_ = Phase::connecting;
   transport_ = net::make_stream(executor_->io_context(), tls_);
-  // An attempt gets a third of the timeout: a silent host is given up in time to try another
-  // before the session expires.
   phase_started_ = SteadyClock::now();
   last_sent_ = phase_started_;
   pings_sent_.clear();
@@ -842,16 +840,24 @@ void Client::confirm(SteadyClock::time_point sent) {
   last_confirmed_ = std::max(last_confirmed_.load(), sent.time_since_epoch().count());
 }
 
+std::chrono::milliseconds Client::attempt_budget() const {
+  if (session_id_ == 0) return config_.session_timeout / 3;
+  // A silent connection is given up two thirds of a timeout after the server was last heard:
+  // the last third, shared among the other hosts, so that a silent one cannot use it all and
+  // leave the session to expire while another would have resumed it.
+  const std::size_t others = std::max<std::size_t>(1, endpoints_.size() - 1);
+  return std::chrono::milliseconds(timeout_ms_.load()) / static_cast<std::int64_t>(3 * others);
+}
+
 void Client::arm_timer() {
-  const auto timeout = std::chrono::milliseconds(
-      phase_ == Phase::ready ? timeout_ms_.load() : config_.session_timeout.count());
   SteadyClock::time_point at;
   if (phase_ == Phase::ready) {
     // A ping after a third of the timeout without sending; the connection is given up after
     // two thirds without hearing anything, in time to resume the session elsewhere.
+    const auto timeout = std::chrono::milliseconds(timeout_ms_.load());
     at = std::min(last_sent_ + timeout / 3, last_heard_ + timeout * 2 / 3);
   } else {
-    at = phase_started_ + timeout / 3;
+    at = phase_started_ + attempt_budget();
   }
   timer_.expires_at(at);
   timer_.async_wait([self = shared_from_this(), generation = generation_](std::error_code ec) {
@@ -866,8 +872,7 @@ void Client::on_timer(std::uint64_t generation) {
   switch (phase_) {
     case Phase::connecting:
     case Phase::handshaking:
-      if (const auto budget = std::chrono::milliseconds(config_.session_timeout.count()) / 3;
-          now >= phase_started_ + budget) {
+      if (const auto budget = attempt_budget(); now >= phase_started_ + budget) {
         return fail_attempt(std::string(phase_ == Phase::connecting ? "no connection"
                                                                     : "no answer to the session "
                                                                       "handshake") +

@@ -249,6 +249,9 @@ class Client : public std::enable_shared_from_this<Client> {
   void send(std::string_view frame);
   void write_more();
   void confirm(std::chrono::steady_clock::time_point sent);
+  // How long one connection attempt may take: a third of the timeout for a new session; for
+  // one to resume, that third shared among the hosts other than the one that went silent.
+  std::chrono::milliseconds attempt_budget() const;
   void arm_timer();
   void on_timer(std::uint64_t generation);
   void lose_connection(std::error_code ec);

@@ -1,6 +1,8 @@
 // The exclusive lock under faults: lost replies, session expiry, long disconnections, the
 // server going away, connection flaps. Pitfall numbers refer to
 // shared/research/zk-lock-anchors.md §5.
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <future>
@@ -266,6 +268,38 @@ TEST_F(FaultTest, TheLossIsCountedFromTheRequestTheServerAnsweredNotFromItsReply
     other.lock();  // its last request reached the server at once, 1 s ago; no later one will
     proxy_.blackhole();
   });
+}
+
+// A member gone silent under a holder, and the next one it tries silent too: the attempt on
+// that one must leave time to resume the session on a third. With a third of the timeout for
+// each attempt, the second silent member used up what was left of the session's life.
+TEST_F(FaultTest, ASecondSilentMemberLeavesTimeToResumeTheSessionOnAThird) {
+  FaultProxy second{server().port()};
+  FaultProxy third{server().port()};
+  const std::array<FaultProxy*, 3> members{&proxy_, &second, &third};
+  auto session = connect({.hosts = proxy_.connect_string() + "," + second.connect_string() + "," +
+                                   third.connect_string(),
+                          .session_timeout = 6000ms});
+  Mutex holder(session, "/locks/x");
+  holder.lock();
+  const auto on = std::find_if(members.begin(), members.end(),
+                               [](FaultProxy* p) { return p->connections_accepted() == 1; });
+  ASSERT_NE(on, members.end());
+  for (FaultProxy* member : members) member->blackhole();
+  // Whichever member the client tries next stays silent; the one left answers again.
+  FaultProxy* tried = nullptr;
+  ASSERT_TRUE(eventually([&] {
+    for (FaultProxy* member : members) {
+      if (member != *on && member->connections_accepted() > 0) tried = member;
+    }
+    return tried != nullptr;
+  }));
+  for (FaultProxy* member : members) {
+    if (member != *on && member != tried) member->pass();
+  }
+  EXPECT_TRUE(eventually([&] { return session->state() == zk::SessionState::connected; }));
+  EXPECT_FALSE(holder.lost().stop_requested()) << "the session was resumable on the third";
+  holder.unlock();
 }
 
 // The server goes away while we wait: a clear error, and no node survives its return.
