@@ -46,7 +46,9 @@ class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
   // Blocks until the lock is held. Throws dlock::Error: already_locked, unorderable_path,
   // session_expired or connection_lost (the session died while waiting), session_closed,
   // connect_failed (no server within the session's connect timeout), auth_failed,
-  // permission_denied, invalid_argument (a semaphore whose permits disagree), backend_failure.
+  // permission_denied, lock_mismatch (a semaphore whose permits disagree, or a path held as
+  // another kind of lock), not_supported (a kind of lock the backend does not offer: a
+  // Semaphore on redlock://, for one), backend_failure.
   void lock();
   // As lock(), and throws dlock::Error(cancelled) once `stop` is triggered.
   void lock(std::stop_token stop);
@@ -77,8 +79,9 @@ class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
 
   // Starts an acquisition and returns at once. `done` runs exactly once on the backend's
   // executor thread with either an empty error and the Lease, or an error (the codes of
-  // acquire()) and an empty Lease; it must not block for long. Destroying the handle before
-  // `done` ran cancels the attempt (done gets cancelled). Throws already_locked at once.
+  // acquire()) and an empty Lease; it must not block for long, and must not throw (an
+  // exception from it ends the process). Destroying the handle before `done` ran cancels the
+  // attempt (done gets cancelled). Throws already_locked at once.
   using AcquireCallback = std::function<void(std::error_code, Lease)>;
   void async_acquire(AcquireCallback done, Clock::time_point deadline = Clock::time_point::max(),
                      std::stop_token stop = {});

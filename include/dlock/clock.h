@@ -12,28 +12,36 @@ using Clock = std::chrono::steady_clock;
 namespace detail {
 
 // Now plus `timeout`, saturated: a timeout too long for the clock (hours::max(), a hundred
-// years) is no deadline at all, and one at or below zero is a deadline already reached.
-// Plain addition would overflow into the past and turn "wait forever" into "fail at once".
+// years) is no deadline at all, and one at or below zero (or NaN) is a deadline already
+// reached. Plain addition would overflow into the past and turn "wait forever" into "fail at
+// once".
 template <class Rep, class Period>
 Clock::time_point deadline_after(const std::chrono::duration<Rep, Period>& timeout) {
   const Clock::time_point now = Clock::now();
-  if (timeout <= timeout.zero()) return now;
+  if (!(timeout > timeout.zero())) return now;
   // Compared in floating point: neither side may be converted to the other's type unchecked.
   using Seconds = std::chrono::duration<long double>;
   if (Seconds(timeout) >= Seconds(Clock::time_point::max() - now)) return Clock::time_point::max();
   return now + std::chrono::ceil<Clock::duration>(timeout);
 }
 
-// Converts a deadline on any clock to the steady clock, saturated as deadline_after().
+// Converts a deadline on any clock, in any unit, to the steady clock, saturated as
+// deadline_after(): converting time_point<steady_clock, seconds>::max() to nanoseconds, or
+// comparing sys_seconds::max() with system_clock::now(), would overflow.
 template <class C, class Duration>
 Clock::time_point to_steady(const std::chrono::time_point<C, Duration>& t) {
+  using Seconds = std::chrono::duration<long double>;
+  const Seconds since_epoch(t.time_since_epoch());
   if constexpr (std::is_same_v<C, Clock>) {
-    return std::chrono::time_point_cast<Clock::duration>(t);
+    if (since_epoch >= Seconds(Clock::time_point::max().time_since_epoch())) {
+      return Clock::time_point::max();
+    }
+    if (since_epoch <= Seconds(Clock::time_point::min().time_since_epoch())) {
+      return Clock::time_point::min();
+    }
+    return std::chrono::ceil<Clock::duration>(t);
   } else {
-    const auto now = C::now();
-    if (t <= now) return Clock::now();
-    // t - now cannot overflow here: both are on one clock and t > now.
-    return deadline_after(t - now);
+    return deadline_after(since_epoch - Seconds(C::now().time_since_epoch()));
   }
 }
 

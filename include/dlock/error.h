@@ -25,7 +25,8 @@ enum class errc {
   unorderable_path,
   // The handle already holds the lock or is acquiring it. A handle is one contender.
   already_locked,
-  // unlock(), token() or lost() on a handle that does not hold the lock.
+  // token(), lost() or tokens() on a handle that does not hold the lock (unlock() of a lock
+  // not held does nothing), or SharedMutex::downgrade() without the write lock.
   not_locked,
   // The deadline passed before the lock was acquired.
   timed_out,

@@ -64,7 +64,7 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
   // backend_failure. make_contender() throws invalid_path, invalid_argument (a label over 256
   // bytes), not_supported is never thrown (every role is offered). A semaphore whose permits
   // disagree with the number recorded for the path fails each acquisition with
-  // invalid_argument.
+  // lock_mismatch.
   std::string_view scheme() const noexcept override { return "file"; }
   LockStatus status(std::string_view path, Clock::time_point deadline) override;
   using dlock::Backend::status;

@@ -27,7 +27,9 @@ namespace dlock {
 // released and nothing stays queued.
 //
 // Errors are those of BasicLock (see basic_lock.h); the constructor throws invalid_path and
-// invalid_argument (no path, or one path twice). Thread safety: as BasicLock.
+// invalid_argument (no path, or one path twice). Thread safety: as BasicLock. Destroying the
+// MultiLock while an async_acquire() runs cancels it: `done` gets cancelled, and the locks
+// taken so far are released.
 class DLOCK_EXPORT MultiLock : public detail::TimedLock<MultiLock> {
  public:
   MultiLock(std::shared_ptr<Backend> backend, std::vector<std::string> paths,
@@ -54,6 +56,9 @@ class DLOCK_EXPORT MultiLock : public detail::TimedLock<MultiLock> {
   // The explicit surface: the Leases in the order of paths(), or an error as BasicLock.
   std::vector<Lease> acquire(Clock::time_point deadline = Clock::time_point::max(),
                              std::stop_token stop = {});
+  // As BasicLock::async_acquire(), one lock after the other. Throws as it at once for the
+  // first lock; a later lock that cannot be tried (already_locked: its Lease from an earlier
+  // acquire() is unreleased) ends the attempt through `done`.
   using AcquireCallback = std::function<void(std::error_code, std::vector<Lease>)>;
   void async_acquire(AcquireCallback done, Clock::time_point deadline = Clock::time_point::max(),
                      std::stop_token stop = {});
@@ -61,7 +66,10 @@ class DLOCK_EXPORT MultiLock : public detail::TimedLock<MultiLock> {
  private:
   struct Held;
 
-  std::vector<std::unique_ptr<Mutex>> locks_;
+  using Members = std::vector<std::unique_ptr<Mutex>>;
+
+  // Shared with async_acquire()'s chain, which must not outlive them unknowingly.
+  std::shared_ptr<const Members> locks_;
   std::unique_ptr<Held> held_;
 };
 

@@ -55,8 +55,11 @@ class DLOCK_EXPORT SharedMutex : public detail::TimedLock<SharedMutex>,
   void unlock_shared() noexcept;
 
   // Turns the held write lock into a read lock in place: writers queued behind keep waiting
-  // for it. Throws dlock::Error: not_locked (the write lock is not held), and the session's
-  // errors; on an error the write lock is still held.
+  // for it. token() is the read lock's afterwards, a new fencing token; a lost() taken before
+  // fires when the read lock is lost. Throws dlock::Error: not_locked (the write lock is not
+  // held, or unlock() on another thread came first), not_supported (on every backend but
+  // ZooKeeper), and the session's errors; on an error
+  // other than not_locked the write lock is still held.
   void downgrade();
 
   bool owns_lock() const noexcept;    // the write lock is held

@@ -53,6 +53,9 @@ class Holding {
 
   // Set once by the handle before the Holding reaches the user.
   void set_release_hook(std::function<void()> hook) { release_hook_ = std::move(hook); }
+  // Makes `earlier`'s lost() fire with this holding's: a downgrade's read lock goes on from the
+  // write lock, whose lost() its user may be watching. Called once, as set_release_hook().
+  void continue_loss_of(const Holding& earlier);
 
  protected:
   virtual void do_release() noexcept = 0;
@@ -64,6 +67,7 @@ class Holding {
   std::once_flag lost_once_;
   std::atomic<bool> released_{false};
   std::function<void()> release_hook_;
+  std::unique_ptr<std::stop_callback<std::function<void()>>> loss_forward_;
 };
 
 // How an attempt ended: a holding, or an error with a detail naming what was wrong (a child,

@@ -1,6 +1,6 @@
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <stdexcept>
 #include <string>
 
 #include <dlock/error.h>
@@ -31,11 +31,12 @@ bool is_number_char(char c) { return (c >= '0' && c <= '9') || c == '.'; }
 double read_number(std::string_view text) {
   const auto points = std::count(text.begin(), text.end(), '.');
   if (text.empty() || points > 1 || (points == 1 && text.size() == 1)) return -1;
-  try {
-    return std::stod(std::string(text));
-  } catch (const std::out_of_range&) {
-    return -1;  // more digits than a double holds: no lock waits that long
-  }
+  // from_chars, not stod: a decimal point is '.' whatever the locale (stod read "1.5" as 1
+  // under de_DE). More digits than a double holds is no wait a lock needs: refused.
+  double number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || end != text.data() + text.size()) return -1;
+  return number;
 }
 
 }  // namespace
@@ -72,7 +73,10 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
     throw Error(errc::invalid_argument,
                 "duration '" + std::string(text) + "' is longer than 100 years (36500d)");
   }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(total)));
+  // Whole nanoseconds first, then up to whole milliseconds: 2.2h is 7920000.000000001 ms in
+  // binary floating point, and must not round up to 7920001.
+  const auto ns = std::llround(total * 1e6);
+  return std::chrono::milliseconds((ns + 999'999) / 1'000'000);
 }
 
 }  // namespace dlock

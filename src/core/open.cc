@@ -46,9 +46,9 @@ std::shared_ptr<Backend> open(std::string_view url, const OpenOptions& options) 
                       ":// backend is not built into this dlock (built: " + built_schemes() + ")");
     }
   }
-  throw Error(errc::invalid_argument, "unknown scheme '" + std::string(parts.scheme) +
-                                          "' in backend URL '" + std::string(url) +
-                                          "' (known: " + built_schemes() + ")");
+  throw Error(errc::invalid_argument, "unknown scheme '" + parts.scheme + "' in backend URL '" +
+                                          detail::redacted(url) + "' (known: " + built_schemes() +
+                                          ")");
 }
 
 }  // namespace dlock

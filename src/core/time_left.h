@@ -29,8 +29,10 @@ inline constexpr Clock::duration kAnswerGrace = std::chrono::milliseconds(500);
 // once); never without a deadline (time_point::max()). An answer that comes later is undone:
 // what it granted is released.
 inline Clock::time_point give_up_at(Clock::time_point deadline) {
-  if (deadline == Clock::time_point::max()) return deadline;
-  return std::max(deadline, Clock::now()) + kAnswerGrace;
+  const Clock::time_point from = std::max(deadline, Clock::now());
+  // Saturated: a deadline within the grace of the clock's end is no deadline either.
+  if (from >= Clock::time_point::max() - kAnswerGrace) return Clock::time_point::max();
+  return from + kAnswerGrace;
 }
 
 // Arms the timer that ends an attempt whose request is out: `give_up` runs at

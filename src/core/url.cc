@@ -122,6 +122,9 @@ std::string percent_decode(std::string_view url, std::string_view text) {
     if (high < 0 || low < 0) {
       bad_url(url, "'%' must be followed by two hex digits (write a '%' itself as %25)");
     }
+    // A NUL would cut the name short in every C interface it reaches (a directory, a
+    // chroot, a file name, a libpq option).
+    if (high == 0 && low == 0) bad_url(url, "%00 (a NUL byte) is no part of a name");
     decoded += static_cast<char>(high * 16 + low);
     i += 2;
   }

@@ -50,7 +50,7 @@ std::string redacted(std::string_view text, std::string_view url);
 inline std::string redacted(std::string_view url) { return redacted(url, url); }
 
 // `text`, a part of `url`, with each "%XX" replaced by its byte. Throws as bad_url for a '%'
-// not followed by two hex digits.
+// not followed by two hex digits, and for %00.
 std::string percent_decode(std::string_view url, std::string_view text);
 
 // Calls `option` for each pair of "a=1&b=2". Throws as bad_url for a pair without '=' and for

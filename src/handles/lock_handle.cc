@@ -204,14 +204,26 @@ void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
   if (outcome.error) {
     throw Error(outcome.error, outcome.detail.empty() ? path_ : path_ + ": " + outcome.detail);
   }
+  std::shared_ptr<Holding> taken = std::move(outcome.holding);
   // The handle stays busy throughout: the new holding takes over the release hook.
-  watch_release(*outcome.holding);
+  watch_release(*taken);
+  taken->continue_loss_of(*from);
   Lease old;
+  bool swapped = false;
   {
     std::lock_guard lock(mu_);
-    old = std::move(kept_);
-    kept_ = Lease(std::move(outcome.holding));
-    kept_role_ = static_cast<std::int8_t>(role);
+    if (kept_role_ == static_cast<int>(from_role) && LeaseAccess::holding(kept_) == from) {
+      old = std::move(kept_);
+      kept_ = Lease(taken);
+      kept_role_ = static_cast<std::int8_t>(role);
+      swapped = true;
+    }
+  }
+  if (!swapped) {
+    // unlock() came first and left the handle idle: the new holding must not idle it again.
+    taken->set_release_hook(nullptr);
+    Lease(std::move(taken)).release();
+    throw Error(errc::not_locked, path_ + ": unlocked while it was being downgraded");
   }
   LeaseAccess::holding(old)->set_release_hook(nullptr);
   old.release();

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <list>
 #include <mutex>
-#include <optional>
 
 #include <dlock/error.h>
 #include <dlock/multi_lock.h>
@@ -12,40 +11,66 @@ namespace dlock {
 
 // The set taken through the standard surface, with one loss signal for all of it.
 struct MultiLock::Held {
-  std::mutex mu;
-  std::vector<Lease> leases;
-  std::stop_source lost;
-  std::list<std::stop_callback<std::function<void()>>> forwarders;  // not movable: a list
+  // Each lease's loss raises `lost`. They run on the executor (Holding::mark_lost), so they
+  // are destroyed there too: a stop_callback's destructor waits for a run of it in progress,
+  // and that run is user code (the callbacks on lost()), which may wait for this very thread.
+  using Forwarders = std::list<std::stop_callback<std::function<void()>>>;  // not movable
+
+  explicit Held(detail::Executor& executor) : executor(executor) {}
 
   void hold(std::vector<Lease> taken) {
+    auto forwarding = std::make_shared<Forwarders>();
     std::lock_guard lock(mu);
     leases = std::move(taken);
     lost = std::stop_source();
-    forwarders.clear();
     for (const Lease& lease : leases) {
-      forwarders.emplace_back(lease.lost(), [source = lost]() mutable { source.request_stop(); });
+      forwarding->emplace_back(lease.lost(), [source = lost]() mutable { source.request_stop(); });
     }
+    forwarders = std::move(forwarding);
   }
 
   std::vector<Lease> take() {
-    std::lock_guard lock(mu);
-    forwarders.clear();
-    return std::move(leases);
+    std::shared_ptr<Forwarders> done;
+    std::vector<Lease> taken;
+    {
+      std::lock_guard lock(mu);
+      done = std::move(forwarders);
+      taken = std::move(leases);
+    }
+    if (done) executor.post([done = std::move(done)] {});
+    return taken;
   }
+
+  detail::Executor& executor;
+  std::mutex mu;
+  std::vector<Lease> leases;
+  std::stop_source lost;
+  std::shared_ptr<Forwarders> forwarders;
 };
 
-MultiLock::MultiLock(std::shared_ptr<Backend> backend, std::vector<std::string> paths,
-                     LockOptions options)
-    : held_(std::make_unique<Held>()) {
+namespace {
+
+std::shared_ptr<const std::vector<std::unique_ptr<Mutex>>> make_members(
+    const std::shared_ptr<Backend>& backend, std::vector<std::string> paths,
+    const LockOptions& options) {
   if (paths.empty()) throw Error(errc::invalid_argument, "MultiLock: no paths");
   std::sort(paths.begin(), paths.end());
   if (auto twice = std::adjacent_find(paths.begin(), paths.end()); twice != paths.end()) {
     throw Error(errc::invalid_argument, "MultiLock: " + *twice + " given twice");
   }
+  auto members = std::make_shared<std::vector<std::unique_ptr<Mutex>>>();
   for (std::string& path : paths) {
-    locks_.push_back(std::make_unique<Mutex>(backend, std::move(path), options));
+    members->push_back(std::make_unique<Mutex>(backend, std::move(path), options));
   }
+  return members;
 }
+
+}  // namespace
+
+MultiLock::MultiLock(std::shared_ptr<Backend> backend, std::vector<std::string> paths,
+                     LockOptions options)
+    : locks_(make_members(backend, std::move(paths), options)),
+      held_(std::make_unique<Held>(backend->executor())) {}
 
 MultiLock::~MultiLock() { unlock(); }
 
@@ -94,7 +119,7 @@ std::stop_token MultiLock::lost() const {
 
 std::vector<std::string> MultiLock::paths() const {
   std::vector<std::string> paths;
-  for (const auto& lock : locks_) paths.push_back(lock->path());
+  for (const auto& lock : *locks_) paths.push_back(lock->path());
   return paths;
 }
 
@@ -102,7 +127,7 @@ std::vector<Lease> MultiLock::acquire(Clock::time_point deadline, std::stop_toke
   std::vector<Lease> leases;
   // On any failure the leases taken so far are released as `leases` goes out of scope.
   const bool try_once = deadline <= Clock::now();
-  for (auto& lock : locks_) {
+  for (auto& lock : *locks_) {
     leases.push_back(lock->acquire(try_once ? Clock::time_point::min() : deadline, stop));
   }
   return leases;
@@ -110,34 +135,45 @@ std::vector<Lease> MultiLock::acquire(Clock::time_point deadline, std::stop_toke
 
 void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
                               std::stop_token stop) {
-  // One lock after the other: each completion starts the next, on the executor.
+  // One lock after the other: each completion starts the next, on the executor. The chain
+  // does not keep the locks: once the MultiLock is gone, it ends as cancelled.
   struct Chain : std::enable_shared_from_this<Chain> {
-    std::vector<Mutex*> locks;
+    std::weak_ptr<const Members> locks;
     std::vector<Lease> leases;
     AcquireCallback done;
     Clock::time_point deadline;
     std::stop_token stop;
 
-    void next() {
-      if (leases.size() == locks.size()) return done({}, std::move(leases));
-      locks[leases.size()]->async_acquire(
-          [self = shared_from_this()](std::error_code ec, Lease lease) {
-            if (ec) {
-              self->leases.clear();  // releases what was taken
-              return self->done(ec, {});
-            }
-            self->leases.push_back(std::move(lease));
-            self->next();
-          },
-          deadline, stop);
+    void fail(std::error_code ec) {
+      leases.clear();  // releases what was taken
+      done(ec, {});
+    }
+    // Starts the next lock's acquisition, or answers. The first lock's refusal is thrown to
+    // the caller; a later one's is the answer.
+    void next(bool first) {
+      const std::shared_ptr<const Members> members = locks.lock();
+      if (!members) return fail(errc::cancelled);
+      if (leases.size() == members->size()) return done({}, std::move(leases));
+      try {
+        (*members)[leases.size()]->async_acquire(
+            [self = shared_from_this()](std::error_code ec, Lease lease) {
+              if (ec) return self->fail(ec);
+              self->leases.push_back(std::move(lease));
+              self->next(false);
+            },
+            deadline, stop);
+      } catch (const Error& e) {
+        if (first) throw;
+        fail(e.code());
+      }
     }
   };
   auto chain = std::make_shared<Chain>();
-  for (auto& lock : locks_) chain->locks.push_back(lock.get());
+  chain->locks = locks_;
   chain->done = std::move(done);
   chain->deadline = deadline;
   chain->stop = std::move(stop);
-  chain->next();
+  chain->next(true);
 }
 
 }  // namespace dlock

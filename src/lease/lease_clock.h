@@ -33,7 +33,8 @@ struct LeaseTerms {
 class LeaseClock {
  public:
   // Throws dlock::Error(invalid_argument) for a ttl that leaves no time to hold: not positive,
-  // a drift outside [0, 0.5), or a margin that eats a third of the ttl or more.
+  // a drift outside [0, 0.5), or a margin that eats a third of the ttl or more; and for a ttl
+  // over 100 years.
   explicit LeaseClock(LeaseTerms terms);
 
   // Until when a grant or renewal whose request was sent at `sent` makes the lease ours.

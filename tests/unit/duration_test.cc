@@ -19,6 +19,10 @@ TEST(DurationTest, ReadsGoStyleSums) {
   EXPECT_EQ(milliseconds(90'000), parse_duration("1.5min"));
   EXPECT_EQ(milliseconds(0), parse_duration("0"));
   EXPECT_EQ(milliseconds(0), parse_duration("0s"));
+  // Exact in decimal, not in binary: rounded up from the nanosecond (found by a review: 2.2h
+  // was 7920001 ms).
+  EXPECT_EQ(milliseconds(7'920'000), parse_duration("2.2h"));
+  EXPECT_EQ(milliseconds(100), parse_duration("0.1s"));
 }
 
 TEST(DurationTest, ABareNumberIsSecondsOnlyAlone) {

@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -16,6 +18,7 @@
 
 #include <dlock/backend.h>
 #include <dlock/error.h>
+#include <dlock/multi_lock.h>
 
 #include "core/contender.h"
 #include "core/executor.h"
@@ -32,13 +35,17 @@ using dlock::detail::Outcome;
 class GrantedHolding final : public Holding {
  public:
   GrantedHolding() : Holding("/x/node", 1) {}
+  bool was_released() const noexcept { return done_.load(); }
 
  protected:
-  void do_release() noexcept override {}
+  void do_release() noexcept override { done_ = true; }
+
+ private:
+  std::atomic<bool> done_{false};
 };
 
-// What the test backend's contender does with an acquisition (acquire_beside() always lets
-// done go uncalled).
+// What the test backend's contender does with an acquisition (acquire_beside() does as
+// Told::beside says, and lets done go uncalled without it).
 enum class Answering {
   grant,               // calls done with a holding at once
   drop,                // lets done go uncalled at once
@@ -49,6 +56,11 @@ enum class Answering {
 
 struct Told {
   std::atomic<int> attempts_ended{0};
+  // What acquire_beside() does with its done; set before the handles are made.
+  std::function<void(Contender::Done)> beside;
+  // The holdings granted by acquire(), in order.
+  std::mutex mu;
+  std::vector<std::shared_ptr<GrantedHolding>> granted;
 };
 
 class TestContender final : public Contender {
@@ -57,9 +69,15 @@ class TestContender final : public Contender {
       : answering_(answering), told_(std::move(told)) {}
   void acquire(Clock::time_point, std::stop_token, Done done) override {
     switch (answering_) {
-      case Answering::grant:
-        done(Outcome::success(std::make_shared<GrantedHolding>()));
+      case Answering::grant: {
+        auto holding = std::make_shared<GrantedHolding>();
+        {
+          std::lock_guard lock(told_->mu);
+          told_->granted.push_back(holding);
+        }
+        done(Outcome::success(std::move(holding)));
         return;
+      }
       case Answering::drop:
         return;
       case Answering::drop_on_a_thread:
@@ -75,7 +93,9 @@ class TestContender final : public Contender {
         throw dlock::Error(dlock::errc::invalid_argument, "refused after answering");
     }
   }
-  void acquire_beside(const Holding&, Done) override {}
+  void acquire_beside(const Holding&, Done done) override {
+    if (told_->beside) told_->beside(std::move(done));
+  }
   void abandon() noexcept override {}
   void attempt_ended() noexcept override { ++told_->attempts_ended; }
 
@@ -217,6 +237,118 @@ TEST(LockHandleTest, ADowngradeDroppedUnansweredFails) {
             error_within_bound([handle] { handle->move_kept(0, 1); }));
   EXPECT_EQ(0, handle->kept_role());  // the write lock is still held
   handle->release_kept(0);
+}
+
+std::shared_ptr<LockHandle> read_write_handle_on(const std::shared_ptr<TestBackend>& backend) {
+  return std::make_shared<LockHandle>(backend, "/x",
+                                      std::vector<ContenderSpec>{
+                                          {.role = ContenderSpec::Role::writer},
+                                          {.role = ContenderSpec::Role::reader},
+                                      },
+                                      dlock::LockOptions{});
+}
+
+// unlock() on another thread while a downgrade waits for its read lock: the downgrade fails
+// with not_locked and gives the read lock up, and the handle is idle (found by a review: the
+// read lock's arrival dereferenced the write lock's empty Lease).
+TEST(LockHandleTest, AnUnlockDuringADowngradeWinsAndLeavesNothingHeld) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  auto handle = read_write_handle_on(backend);
+  auto read = std::make_shared<GrantedHolding>();
+  backend->told->beside = [&](Contender::Done done) {
+    handle->release_kept(0);  // as another thread's unlock() would, while the read lock comes
+    done(Outcome::success(read));
+  };
+  handle->lock(0, {});
+  EXPECT_EQ(dlock::errc::not_locked, error_within_bound([handle] { handle->move_kept(0, 1); }));
+  EXPECT_TRUE(read->was_released());
+  EXPECT_EQ(-1, handle->kept_role());
+  EXPECT_EQ(std::error_code(), acquire_error(handle));  // idle: not already_locked
+}
+
+// lost() taken while the write lock was held fires when the read lock it became is lost
+// (found by a review: it was the released write lock's, which never fires).
+TEST(LockHandleTest, ALossSignalTakenBeforeADowngradeFiresWithTheReadLock) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  auto handle = read_write_handle_on(backend);
+  auto read = std::make_shared<GrantedHolding>();
+  backend->told->beside = [&](Contender::Done done) { done(Outcome::success(read)); };
+  handle->lock(0, {});
+  const std::stop_token lost = handle->kept_lost();
+  handle->move_kept(0, 1);
+  EXPECT_FALSE(lost.stop_requested());
+  read->mark_lost(backend->executor());
+  backend->executor().settle(Clock::now() + std::chrono::seconds(5));
+  EXPECT_TRUE(lost.stop_requested());
+  EXPECT_TRUE(handle->kept_lost().stop_requested());
+  handle->release_kept(1);
+}
+
+// A MultiLock destroyed while its async_acquire() waits between two locks: the chain ends as
+// cancelled and releases what it took (found by a review: it went on with the destroyed
+// MultiLock's locks, a use after free under ASan).
+TEST(MultiLockTest, DestroyedDuringAnAsyncAcquireItEndsCancelled) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  std::promise<void> go;
+  backend->executor().post([ready = go.get_future().share()] { ready.wait(); });
+  std::promise<std::error_code> heard;
+  {
+    dlock::MultiLock both(backend, {"/a", "/b"});
+    both.async_acquire([&heard](std::error_code ec, std::vector<dlock::Lease> leases) {
+      EXPECT_TRUE(leases.empty());
+      heard.set_value(ec);
+    });
+  }  // the first lock's grant waits behind the blocked executor
+  go.set_value();
+  auto result = heard.get_future();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+  EXPECT_EQ(dlock::errc::cancelled, result.get());
+  std::lock_guard lock(backend->told->mu);
+  ASSERT_EQ(1u, backend->told->granted.size());
+  EXPECT_TRUE(backend->told->granted[0]->was_released());
+}
+
+// A later lock that cannot be tried (its handle's Lease is unreleased) answers through done
+// (found by a review: the exception left the executor's thread and ended the process).
+TEST(MultiLockTest, ALaterLockThatRefusesAtOnceAnswersThroughDone) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  dlock::MultiLock both(backend, {"/a", "/b"});
+  std::vector<dlock::Lease> taken = both.acquire();
+  taken[0].release();  // "/b"'s handle stays busy with taken[1]
+  std::promise<std::error_code> heard;
+  both.async_acquire(
+      [&heard](std::error_code ec, std::vector<dlock::Lease>) { heard.set_value(ec); });
+  auto result = heard.get_future();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+  EXPECT_EQ(dlock::errc::already_locked, result.get());
+  std::lock_guard lock(backend->told->mu);
+  ASSERT_EQ(3u, backend->told->granted.size());
+  EXPECT_TRUE(backend->told->granted[2]->was_released());  // "/a" again, given back
+}
+
+// unlock() while a callback on lost() runs and asks the MultiLock something: both return
+// (found by a review: unlock() destroyed the loss forwarders under the lock the callback
+// wanted, and waited for the callback).
+TEST(MultiLockTest, UnlockWhileALostCallbackAsksTheMultiLockReturns) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  dlock::MultiLock both(backend, {"/a", "/b"});
+  both.lock();
+  std::promise<void> running;
+  std::promise<bool> asked;
+  std::stop_callback on_lost(both.lost(), [&] {
+    running.set_value();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // unlock() starts meanwhile
+    asked.set_value(both.owns_lock());
+  });
+  {
+    std::lock_guard lock(backend->told->mu);
+    backend->told->granted[0]->mark_lost(backend->executor());
+  }
+  running.get_future().wait();
+  EXPECT_EQ(std::error_code(), error_within_bound([&both] { both.unlock(); }));
+  auto owned = asked.get_future();
+  ASSERT_EQ(std::future_status::ready, owned.wait_for(std::chrono::seconds(10)));
+  EXPECT_FALSE(owned.get());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <concepts>
 #include <mutex>
 #include <string>
@@ -157,6 +158,18 @@ TEST(Deadlines, SaturateInsteadOfOverflowing) {
   const auto soon = deadline_after(std::chrono::seconds(5));
   EXPECT_GE(soon - before, std::chrono::seconds(5));
   EXPECT_LT(soon - before, std::chrono::seconds(60));
+  // In coarse units too (found by a review): the steady clock's seconds::max() was cast to
+  // nanoseconds, overflowing into the past (a try-once), and sys_seconds::max() was compared
+  // with system_clock::now() in nanoseconds (a deadline of now).
+  EXPECT_EQ(Clock::time_point::max(),
+            to_steady(std::chrono::time_point<Clock, std::chrono::seconds>::max()));
+  EXPECT_GT(to_steady(std::chrono::sys_seconds::max()) - before,
+            std::chrono::hours(24 * 365 * 100));
+  EXPECT_EQ(Clock::time_point::min(),
+            to_steady(std::chrono::time_point<Clock, std::chrono::seconds>::min()));
+  // A NaN timeout is no time at all, not undefined behaviour.
+  const auto not_a_number = deadline_after(std::chrono::duration<double>(std::nan("")));
+  EXPECT_LE(not_a_number, Clock::now());
 }
 
 }  // namespace

@@ -112,6 +112,23 @@ TEST(BadUrl, ATableModeTtlTooShortIsRefusedBeforeConnecting) {
   }
 }
 
+// A NUL cut the name short where it reached a C interface: file:///tmp/x%00y opened /tmp/x
+// (found by a review).
+TEST(BadUrl, AnEncodedNulIsRefused) {
+  for (const char* url : {"file:///tmp/dlock-x%00y", "zk://127.0.0.1:1/chroot%00x",
+                          "postgres://u@127.0.0.1:1/db?schema=a%00b"}) {
+    SCOPED_TRACE(url);
+    EXPECT_NE(bad_url_message(url).find("%00"), std::string::npos);
+  }
+}
+
+// An unknown scheme's message quoted the URL with its password (found by a review).
+TEST(Redacted, AnUnknownSchemeHidesThePassword) {
+  const std::string message = bad_url_message("zookeeper://alice:s3cret@h:2181/x");
+  EXPECT_NE(message.find("unknown scheme 'zookeeper'"), std::string::npos) << message;
+  EXPECT_EQ(message.find("s3cret"), std::string::npos) << message;
+}
+
 // Schemes are case-insensitive (RFC 3986 §3.1): ZK:// was refused as an unknown scheme (found
 // by a hostile test run). Each reaches its backend's own parser, named in lower case.
 TEST(Scheme, CapitalsNameTheSameBackend) {

@@ -22,8 +22,8 @@ namespace dlock::zk {
 struct Options {
   // Comma-separated host:port list: "zk1:2181,zk2:2181,zk3:2181".
   std::string hosts{};
-  // All paths are relative to this node ("/myapp"); empty for the root. The chroot node must
-  // exist.
+  // All paths are relative to this node ("/myapp"); empty for the root. Created on connect if
+  // it does not exist, as Curator creates its namespace.
   std::string chroot{};
   // Asked of the server, which clamps it into [minSessionTimeout, maxSessionTimeout]. Locks are
   // declared lost well before this much silence from the server.
