@@ -72,9 +72,11 @@ class DLOCK_EXPORT Backend : public std::enable_shared_from_this<Backend> {
   virtual std::string_view scheme() const noexcept = 0;
 
   // Lists the holder and the queue of the lock at `path`, as of one read of the server.
-  // Throws dlock::Error: invalid_path, unorderable_path, timed_out (deadline), and the
-  // session's errors (session_closed, connection_lost, connect_failed, permission_denied).
-  virtual LockStatus status(std::string_view path, Clock::time_point deadline) = 0;
+  // Throws dlock::Error: invalid_path, unorderable_path, timed_out (deadline), the session's
+  // errors (session_closed, connection_lost, connect_failed, permission_denied), and
+  // std::errc::resource_deadlock_would_occur when called from a callback (on the library's
+  // own thread, whose work the call would wait for), as the blocking lock calls do.
+  LockStatus status(std::string_view path, Clock::time_point deadline);
   LockStatus status(std::string_view path) {
     return status(path, detail::deadline_after(kStatusTimeout));
   }
@@ -82,7 +84,7 @@ class DLOCK_EXPORT Backend : public std::enable_shared_from_this<Backend> {
   // The lock paths at or under `prefix` ("/" for all), sorted: every path that holds lock
   // entries now (ZooKeeper) or was ever used (files). Throws dlock::Error: invalid_path,
   // timed_out, and the backend's errors as for status().
-  virtual std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) = 0;
+  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline);
   std::vector<std::string> list(std::string_view prefix) {
     return list(prefix, detail::deadline_after(kStatusTimeout));
   }
@@ -103,6 +105,12 @@ class DLOCK_EXPORT Backend : public std::enable_shared_from_this<Backend> {
 
   // The executor that runs user callbacks for handles of this backend.
   virtual detail::Executor& executor() noexcept = 0;
+
+ protected:
+  // status() and list() of the backend, on a thread that is not the executor's.
+  virtual LockStatus read_status(std::string_view path, Clock::time_point deadline) = 0;
+  virtual std::vector<std::string> read_list(std::string_view prefix,
+                                             Clock::time_point deadline) = 0;
 
  private:
   static constexpr std::chrono::seconds kStatusTimeout{10};

@@ -48,7 +48,9 @@ class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
   // connect_failed (no server within the session's connect timeout), auth_failed,
   // permission_denied, lock_mismatch (a semaphore whose permits disagree, or a path held as
   // another kind of lock), not_supported (a kind of lock the backend does not offer: a
-  // Semaphore on redlock://, for one), backend_failure.
+  // Semaphore on redlock://, for one), backend_failure; and, called from a callback (on the
+  // library's own thread, whose work it would wait for forever), an Error whose code is
+  // std::errc::resource_deadlock_would_occur: use async_acquire() there.
   void lock();
   // As lock(), and throws dlock::Error(cancelled) once `stop` is triggered.
   void lock(std::stop_token stop);
@@ -81,7 +83,8 @@ class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
   // executor thread with either an empty error and the Lease, or an error (the codes of
   // acquire()) and an empty Lease; it must not block for long, and must not throw (an
   // exception from it ends the process). Destroying the handle before `done` ran cancels the
-  // attempt (done gets cancelled). Throws already_locked at once.
+  // attempt (done gets cancelled), even one already granted. Throws already_locked at once,
+  // and invalid_argument for an empty `done`.
   using AcquireCallback = std::function<void(std::error_code, Lease)>;
   void async_acquire(AcquireCallback done, Clock::time_point deadline = Clock::time_point::max(),
                      std::stop_token stop = {});

@@ -66,12 +66,14 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
   // disagree with the number recorded for the path fails each acquisition with
   // lock_mismatch.
   std::string_view scheme() const noexcept override { return "file"; }
-  LockStatus status(std::string_view path, Clock::time_point deadline) override;
-  using dlock::Backend::status;
+
+ protected:
+  LockStatus read_status(std::string_view path, Clock::time_point deadline) override;
   // The lock paths ever used in this directory; ignores the deadline, as it never waits.
   // Throws dlock::Error: invalid_path, backend_failure.
-  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) override;
-  using dlock::Backend::list;
+  std::vector<std::string> read_list(std::string_view prefix, Clock::time_point deadline) override;
+
+ public:
   std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options) override;

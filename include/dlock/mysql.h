@@ -126,10 +126,12 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
   // ttl/100 + 2 ms. In the row mode a Semaphore's acquisition fails with not_supported too, and
   // status() and list() read dlock_row_contenders (rows of live connections).
   std::string_view scheme() const noexcept override { return "mysql"; }
-  LockStatus status(std::string_view path, Clock::time_point deadline) override;
-  using dlock::Backend::status;
-  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) override;
-  using dlock::Backend::list;
+
+ protected:
+  LockStatus read_status(std::string_view path, Clock::time_point deadline) override;
+  std::vector<std::string> read_list(std::string_view prefix, Clock::time_point deadline) override;
+
+ public:
   std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options) override;

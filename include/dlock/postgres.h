@@ -111,10 +111,12 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
   // reader's with not_supported. In the table mode status() and list() read dlock_table_locks
   // and dlock_table_waiters (unexpired rows), and loss_notice() is ttl/100 + 2 ms.
   std::string_view scheme() const noexcept override { return "postgres"; }
-  LockStatus status(std::string_view path, Clock::time_point deadline) override;
-  using dlock::Backend::status;
-  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) override;
-  using dlock::Backend::list;
+
+ protected:
+  LockStatus read_status(std::string_view path, Clock::time_point deadline) override;
+  std::vector<std::string> read_list(std::string_view prefix, Clock::time_point deadline) override;
+
+ public:
   std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options) override;

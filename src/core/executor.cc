@@ -10,8 +10,12 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
+
+#include <dlock/error.h>
 
 namespace dlock::detail {
 
@@ -211,5 +215,13 @@ bool Executor::in_executor_thread() const noexcept {
 }
 
 asio::io_context& Executor::io_context() noexcept { return loop_->io; }
+
+void refuse_blocking_wait(const Executor& executor, std::string_view call) {
+  if (!executor.in_executor_thread()) return;
+  throw Error(std::make_error_code(std::errc::resource_deadlock_would_occur),
+              std::string(call) +
+                  " on the library's own thread (from a callback) would wait for itself: use "
+                  "async_acquire() there, or call it from another thread");
+}
 
 }  // namespace dlock::detail

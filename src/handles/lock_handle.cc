@@ -101,10 +101,14 @@ void LockHandle::start(std::size_t role, Clock::time_point deadline, std::stop_t
   {
     std::lock_guard lock(mu_);
     if (busy_) {
-      throw Error(errc::already_locked,
-                  path_ +
-                      ": this handle holds or is acquiring it (upgrading a read lock to a "
-                      "write lock is refused: it could wait forever)");
+      const char* why =
+          kept_role_ < 0 ? "this handle is acquiring it, or holds it through a Lease not released"
+          : kept_role_ == static_cast<int>(role)
+              ? "this handle holds it already (a handle is not re-entrant)"
+              : "this handle holds it in the other mode (a read lock is not upgraded to a write "
+                "lock: two readers upgrading would wait for each other forever; a write lock "
+                "becomes a read lock with downgrade())";
+      throw Error(errc::already_locked, path_ + ": " + why);
     }
     busy_ = true;
   }
@@ -144,6 +148,7 @@ void LockHandle::set_idle() {
 
 std::pair<std::error_code, Lease> LockHandle::run(std::size_t role, Clock::time_point deadline,
                                                   std::stop_token stop) {
+  refuse_blocking_wait(backend_->executor(), "a blocking acquisition of " + path_);
   std::promise<Outcome> promise;
   auto result = promise.get_future();
   start(role, deadline, std::move(stop),
@@ -175,15 +180,23 @@ Lease LockHandle::acquire(std::size_t role, Clock::time_point deadline, std::sto
 
 void LockHandle::run_async(std::size_t role, AcquireCallback done, Clock::time_point deadline,
                            std::stop_token stop) {
+  if (!done) throw Error(errc::invalid_argument, "async_acquire() of " + path_ + ": no callback");
   start(role, deadline, std::move(stop),
-        [backend = backend_, done = std::move(done)](Outcome outcome) {
-          backend->executor().post([done, outcome = std::move(outcome)]() mutable {
+        [backend = backend_, weak = weak_from_this(), done = std::move(done)](Outcome outcome) {
+          backend->executor().post([weak, done, outcome = std::move(outcome)]() mutable {
+            // A handle destroyed before `done` ran cancels the attempt, even one whose grant
+            // was already on its way (files grant at once): what it took goes back.
+            if (!outcome.error && weak.expired()) {
+              outcome.holding->release();
+              return done(errc::cancelled, Lease());
+            }
             done(outcome.error, Lease(std::move(outcome.holding)));
           });
         });
 }
 
 void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
+  refuse_blocking_wait(backend_->executor(), "downgrade() of " + path_);
   std::shared_ptr<Holding> from;
   {
     std::lock_guard lock(mu_);

@@ -168,6 +168,7 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
       }
     }
   };
+  if (!done) throw Error(errc::invalid_argument, "MultiLock::async_acquire(): no callback");
   auto chain = std::make_shared<Chain>();
   chain->locks = locks_;
   chain->done = std::move(done);

@@ -109,8 +109,8 @@ class TestBackend final : public dlock::Backend {
  public:
   explicit TestBackend(Answering answering) : answering_(answering) {}
   std::string_view scheme() const noexcept override { return "test"; }
-  dlock::LockStatus status(std::string_view, Clock::time_point) override { return {}; }
-  std::vector<std::string> list(std::string_view, Clock::time_point) override { return {}; }
+  dlock::LockStatus read_status(std::string_view, Clock::time_point) override { return {}; }
+  std::vector<std::string> read_list(std::string_view, Clock::time_point) override { return {}; }
   std::unique_ptr<Contender> make_contender(std::string_view, const ContenderSpec&,
                                             const dlock::LockOptions&) override {
     return std::make_unique<TestContender>(answering_, told);
@@ -349,6 +349,97 @@ TEST(MultiLockTest, UnlockWhileALostCallbackAsksTheMultiLockReturns) {
   auto owned = asked.get_future();
   ASSERT_EQ(std::future_status::ready, owned.wait_for(std::chrono::seconds(10)));
   EXPECT_FALSE(owned.get());
+}
+
+// A blocking call from a callback, on the library's only thread, would wait for that thread
+// forever: it is refused at once (found by a hostile probe: try_lock() in an async_acquire
+// callback hung, and with it every lease's renewal and loss signal of the backend).
+TEST(LockHandleTest, ABlockingCallFromACallbackIsRefusedAtOnce) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  auto handle = handle_on(backend);
+  auto other = handle_on(backend);
+  std::promise<std::vector<std::error_code>> heard;
+  handle->run_async(0,
+                    [&](std::error_code, dlock::Lease lease) {
+                      std::vector<std::error_code> codes;
+                      for (const auto& call : std::vector<std::function<void()>>{
+                               [&] { other->acquire(0, Clock::time_point::min(), {}); },
+                               [&] { backend->status("/x"); }, [&] { backend->list("/"); }}) {
+                        try {
+                          call();
+                          codes.emplace_back();
+                        } catch (const dlock::Error& e) {
+                          codes.push_back(e.code());
+                        }
+                      }
+                      lease.release();
+                      heard.set_value(codes);
+                    },
+                    Clock::time_point::max(), {});
+  auto result = heard.get_future();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+  for (const std::error_code& code : result.get()) {
+    EXPECT_EQ(std::make_error_code(std::errc::resource_deadlock_would_occur), code);
+  }
+  EXPECT_EQ(std::error_code(), acquire_error(other));  // from a thread of its own it works
+}
+
+// An empty callback is refused at the call, not found empty on the library's thread later
+// (found by a hostile probe: std::bad_function_call ended the process).
+TEST(LockHandleTest, AnEmptyCallbackIsRefusedAtTheCall) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  auto handle = handle_on(backend);
+  EXPECT_EQ(dlock::errc::invalid_argument, error_within_bound([handle] {
+              handle->run_async(0, nullptr, Clock::time_point::max(), {});
+            }));
+  dlock::MultiLock both(backend, {"/a", "/b"});
+  EXPECT_EQ(dlock::errc::invalid_argument,
+            error_within_bound([&both] { both.async_acquire(nullptr); }));
+  EXPECT_EQ(std::error_code(), acquire_error(handle));  // the handle is idle
+}
+
+// Destroying the handle before its callback ran cancels the attempt, even one granted at once
+// (found by a hostile probe: the file backend's callback got a live Lease).
+TEST(LockHandleTest, AHandleDestroyedBeforeItsCallbackRanCancelsEvenAGrant) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  std::promise<void> go;
+  backend->executor().post([ready = go.get_future().share()] { ready.wait(); });
+  std::promise<std::error_code> heard;
+  handle_on(backend)->run_async(0,
+                                [&heard](std::error_code ec, dlock::Lease lease) {
+                                  EXPECT_FALSE(lease);
+                                  heard.set_value(ec);
+                                },
+                                Clock::time_point::max(),
+                                {});  // the handle goes at the end of this statement
+  go.set_value();
+  auto result = heard.get_future();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+  EXPECT_EQ(dlock::errc::cancelled, result.get());
+  std::lock_guard lock(backend->told->mu);
+  ASSERT_EQ(1u, backend->told->granted.size());
+  EXPECT_TRUE(backend->told->granted[0]->was_released());
+}
+
+// already_locked says what the handle holds (found by a hostile probe: a second lock() of a
+// held write lock was blamed on an upgrade).
+TEST(LockHandleTest, AlreadyLockedSaysWhatTheHandleHolds) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  auto handle = read_write_handle_on(backend);
+  handle->lock(0, {});
+  const auto message = [&](std::size_t role) -> std::string {
+    try {
+      handle->lock(role, {});
+    } catch (const dlock::Error& e) {
+      EXPECT_EQ(dlock::errc::already_locked, e.code());
+      return e.what();
+    }
+    ADD_FAILURE() << "locked twice";
+    return {};
+  };
+  EXPECT_NE(std::string::npos, message(0).find("not re-entrant"));
+  EXPECT_NE(std::string::npos, message(1).find("in the other mode"));
+  handle->release_kept(0);
 }
 
 }  // namespace

@@ -105,12 +105,14 @@ class DLOCK_EXPORT Session : public Backend {
 
   // Backend
   std::string_view scheme() const noexcept override { return "zk"; }
-  LockStatus status(std::string_view path, Clock::time_point deadline) override;
-  using Backend::status;
+
+ protected:
+  LockStatus read_status(std::string_view path, Clock::time_point deadline) override;
   // A znode counts as a lock when it has children named as dlock, Curator or kazoo name
   // contenders; the walk does not descend into it.
-  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) override;
-  using Backend::list;
+  std::vector<std::string> read_list(std::string_view prefix, Clock::time_point deadline) override;
+
+ public:
   std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options) override;

@@ -131,7 +131,7 @@ Backend::~Backend() { impl_->executor_->settle(Clock::now() + std::chrono::secon
 
 const std::string& Backend::directory() const noexcept { return impl_->root_; }
 
-std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_point) {
+std::vector<std::string> Backend::read_list(std::string_view prefix, Clock::time_point) {
   if (prefix != "/") check_lock_path(prefix);
   const std::string start = lock_dir_of("", prefix);  // "" or "/a/b"
   std::vector<std::string> paths;
@@ -141,7 +141,7 @@ std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_poin
   return paths;
 }
 
-LockStatus Backend::status(std::string_view path, Clock::time_point) {
+LockStatus Backend::read_status(std::string_view path, Clock::time_point) {
   check_lock_path(path);
   const std::string dir = lock_dir_of(impl_->root_, path);
   return {.path = std::string(path),

@@ -155,7 +155,7 @@ void Backend::close() {
   impl_->executor->run_and_wait([impl = impl_.get()] { impl->close(); });
 }
 
-LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {
+LockStatus Backend::read_status(std::string_view path, Clock::time_point deadline) {
   if (impl_->table) return impl_->table->status(path, deadline);
   if (impl_->row) return impl_->row->status(path, deadline);
   check_lock_path(path);
@@ -177,7 +177,7 @@ LockStatus Backend::status(std::string_view path, Clock::time_point deadline) {
   return status;
 }
 
-std::vector<std::string> Backend::list(std::string_view prefix, Clock::time_point deadline) {
+std::vector<std::string> Backend::read_list(std::string_view prefix, Clock::time_point deadline) {
   if (impl_->table) return impl_->table->list(prefix, deadline);
   if (impl_->row) return impl_->row->list(prefix, deadline);
   if (prefix != "/") check_lock_path(prefix);

@@ -37,7 +37,7 @@ RedisBackend::~RedisBackend() {
   client_->executor()->settle(deadline);
 }
 
-LockStatus RedisBackend::status(std::string_view path, Clock::time_point deadline) {
+LockStatus RedisBackend::read_status(std::string_view path, Clock::time_point deadline) {
   check_lock_path(path);
   const Reply reply = client_->call(status_script(), LockKeys(path), deadline);
   LockStatus status{.path = std::string(path)};
@@ -48,7 +48,8 @@ LockStatus RedisBackend::status(std::string_view path, Clock::time_point deadlin
   return status;
 }
 
-std::vector<std::string> RedisBackend::list(std::string_view prefix, Clock::time_point deadline) {
+std::vector<std::string> RedisBackend::read_list(std::string_view prefix,
+                                                 Clock::time_point deadline) {
   return scan_paths(prefix, kKindSuffix,
                     [&](Command command) { return client_->call(std::move(command), deadline); });
 }

@@ -27,10 +27,13 @@ class RedisBackend final : public dlock::Backend {
   // order. A holder that is not dlock's (redis-py's Lock, say) shows with its value as node and
   // no holder data. Throws dlock::Error: invalid_path, timed_out, connection_lost,
   // connect_failed, auth_failed, lock_mismatch (the key is not a lock), backend_failure.
-  LockStatus status(std::string_view path, Clock::time_point deadline) override;
+ protected:
+  LockStatus read_status(std::string_view path, Clock::time_point deadline) override;
   // Paths that dlock clients used within the last two ttls (their bookkeeping keys expire
   // after that); other programs' locks are not listed. Errors as status().
-  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) override;
+  std::vector<std::string> read_list(std::string_view prefix, Clock::time_point deadline) override;
+
+ public:
   std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options) override;

@@ -31,7 +31,7 @@ RedlockBackend::~RedlockBackend() {
   }
 }
 
-LockStatus RedlockBackend::status(std::string_view path, Clock::time_point deadline) {
+LockStatus RedlockBackend::read_status(std::string_view path, Clock::time_point deadline) {
   check_lock_path(path);
   const RedlockKeys keys(path);
   const RedlockMasters::Answers answers =
@@ -68,7 +68,8 @@ LockStatus RedlockBackend::status(std::string_view path, Clock::time_point deadl
   return status;
 }
 
-std::vector<std::string> RedlockBackend::list(std::string_view prefix, Clock::time_point deadline) {
+std::vector<std::string> RedlockBackend::read_list(std::string_view prefix,
+                                                   Clock::time_point deadline) {
   std::vector<std::string> paths;
   std::size_t answered = 0;
   std::string failure;

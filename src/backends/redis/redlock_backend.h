@@ -23,9 +23,12 @@ class RedlockBackend final : public dlock::Backend {
   // The holder is the value a quorum of masters holds for the path (dlock's with its holder
   // data, another program's with its value as node); Redlock has no waiters to show. Throws
   // dlock::Error: invalid_path, connect_failed (fewer than a quorum answered by the deadline).
-  LockStatus status(std::string_view path, Clock::time_point deadline) override;
+ protected:
+  LockStatus read_status(std::string_view path, Clock::time_point deadline) override;
   // Paths dlock holds on any master now. Errors as status().
-  std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline) override;
+  std::vector<std::string> read_list(std::string_view prefix, Clock::time_point deadline) override;
+
+ public:
   std::unique_ptr<detail::Contender> make_contender(std::string_view path,
                                                     const ContenderSpec& spec,
                                                     const LockOptions& options) override;

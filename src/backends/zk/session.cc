@@ -483,7 +483,7 @@ std::error_code Session::guarded_multi(const Lease& lease, const std::vector<Op>
 
 void Session::close() noexcept { impl_->close(make_error_code(errc::session_closed)); }
 
-LockStatus Session::status(std::string_view path, Clock::time_point deadline) {
+LockStatus Session::read_status(std::string_view path, Clock::time_point deadline) {
   check_lock_path(path);
   auto client = impl_->client_or_throw();
   const std::string dir(path);
@@ -552,7 +552,7 @@ bool is_contender(std::string_view name) {
 
 }  // namespace
 
-std::vector<std::string> Session::list(std::string_view prefix, Clock::time_point deadline) {
+std::vector<std::string> Session::read_list(std::string_view prefix, Clock::time_point deadline) {
   if (prefix != "/") check_lock_path(prefix);
   auto client = impl_->client_or_throw();
   std::vector<std::string> locks;
