@@ -1,8 +1,11 @@
 #include "stream.h"
 
-#include <asio/connect.hpp>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <asio/ssl.hpp>
 #include <asio/write.hpp>
+#include <cerrno>
 
 #include <dlock/error.h>
 
@@ -40,6 +43,40 @@ class TlsContext {
 
 namespace {
 
+// Connects `socket` to the first of `endpoints`, from `index` on, that accepts, as
+// asio::async_connect does, but opens each socket itself with SOCK_CLOEXEC: asio opens them
+// without, so every program the process went on to exec would hold the connection open, and
+// with it what a server ties to a connection (a MySQL named lock), after we closed ours.
+// `done` must keep the socket's and the endpoints' owner alive.
+void connect_in_turn(asio::basic_socket<asio::ip::tcp>& socket,
+                     const std::vector<asio::ip::tcp::endpoint>& endpoints, std::size_t index,
+                     std::error_code last, Stream::Done done) {
+  for (; index < endpoints.size(); ++index) {
+    const asio::ip::tcp::endpoint& endpoint = endpoints[index];
+    std::error_code ignored;
+    socket.close(ignored);
+    const int fd = ::socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC,
+                            endpoint.protocol().protocol());
+    if (fd < 0) {
+      last = std::error_code(errno, std::system_category());
+      continue;
+    }
+    socket.assign(endpoint.protocol(), fd, last);
+    if (last) {
+      ::close(fd);
+      continue;
+    }
+    socket.async_connect(
+        endpoint, [&socket, &endpoints, index, done = std::move(done)](std::error_code ec) mutable {
+          // Aborted: the stream was closed meanwhile, and must not open another socket.
+          if (!ec || ec == asio::error::operation_aborted) return done(ec);
+          connect_in_turn(socket, endpoints, index + 1, ec, std::move(done));
+        });
+    return;
+  }
+  done(last ? last : make_error_code(asio::error::host_not_found));
+}
+
 class TcpStream final : public Stream {
  public:
   explicit TcpStream(asio::io_context& io) : socket_(io) {}
@@ -47,12 +84,11 @@ class TcpStream final : public Stream {
   void connect(std::vector<asio::ip::tcp::endpoint> endpoints, const std::string&,
                Done done) override {
     endpoints_ = std::move(endpoints);
-    asio::async_connect(socket_, endpoints_,
-                        [self = shared_from_this(), this, done = std::move(done)](
-                            std::error_code ec, const asio::ip::tcp::endpoint&) {
-                          if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-                          done(ec);
-                        });
+    connect_in_turn(socket_, endpoints_, 0, {},
+                    [self = shared_from_this(), this, done = std::move(done)](std::error_code ec) {
+                      if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+                      done(ec);
+                    });
   }
   void write(asio::const_buffer bytes, Transferred done) override {
     asio::async_write(socket_, bytes,
@@ -90,14 +126,13 @@ class TlsStream final : public Stream {
     asio::ip::make_address(server_name, ec);
     // SNI names hosts, never addresses.
     if (ec) SSL_set_tlsext_host_name(stream_.native_handle(), server_name.c_str());
-    asio::async_connect(stream_.lowest_layer(), endpoints_,
-                        [self = shared_from_this(), this, done = std::move(done)](
-                            std::error_code ec, const asio::ip::tcp::endpoint&) {
-                          if (ec) return done(ec);
-                          stream_.lowest_layer().set_option(asio::ip::tcp::no_delay(true), ec);
-                          stream_.async_handshake(asio::ssl::stream_base::client,
-                                                  [self, done](std::error_code ec) { done(ec); });
-                        });
+    connect_in_turn(stream_.lowest_layer(), endpoints_, 0, {},
+                    [self = shared_from_this(), this, done = std::move(done)](std::error_code ec) {
+                      if (ec) return done(ec);
+                      stream_.lowest_layer().set_option(asio::ip::tcp::no_delay(true), ec);
+                      stream_.async_handshake(asio::ssl::stream_base::client,
+                                              [self, done](std::error_code ec) { done(ec); });
+                    });
   }
   void write(asio::const_buffer bytes, Transferred done) override {
     asio::async_write(stream_, bytes,

@@ -91,6 +91,48 @@ TEST_F(FileBackendTest, ExclusionAcrossProcesses) {
   EXPECT_EQ(getpid(), after.holders[0].pid);
 }
 
+// A child forked (without exec) while the lock is held shares the lock's open file. The
+// parent's unlock() frees the lock all the same (found by a hostile probe: it stayed held
+// until the child exited), and the child's release of its copy frees nothing of the parent's.
+// The child only waits on a pipe and releases: the executor runs beside it (see above).
+TEST_F(FileBackendTest, AForkedChildNeitherKeepsNorFreesItsParentsLock) {
+  Mutex parent(backend_, "/forked");
+  Lease lease = parent.acquire();
+  int go[2];
+  ASSERT_EQ(0, pipe(go));
+  const pid_t child = fork();
+  if (child == 0) {
+    char byte;
+    (void)!read(go[0], &byte, 1);
+    lease.release();  // the child's copy
+    _exit(0);
+  }
+  close(go[0]);
+  char byte = 1;
+  ASSERT_EQ(1, write(go[1], &byte, 1));
+  int ignored;
+  ASSERT_EQ(child, waitpid(child, &ignored, 0));
+  const LockStatus held = backend_->status("/forked");
+  ASSERT_EQ(1u, held.holders.size()) << "the child's release removed the parent's record";
+  EXPECT_EQ(getpid(), held.holders[0].pid);
+
+  int hold_on[2];
+  ASSERT_EQ(0, pipe(hold_on));
+  const pid_t second = fork();
+  if (second == 0) {
+    close(hold_on[1]);
+    (void)!read(hold_on[0], &byte, 1);  // lives, with its copy, until the parent closes
+    _exit(0);
+  }
+  close(hold_on[0]);
+  lease.release();
+  Mutex other(backend_, "/forked");
+  EXPECT_TRUE(other.try_lock()) << "the forked child's copy kept the parent's lock";
+  close(hold_on[1]);
+  ASSERT_EQ(second, waitpid(second, &ignored, 0));
+  close(go[1]);
+}
+
 TEST_F(FileBackendTest, ReadersShareWritersExclude) {
   SharedMutex r1(backend_, "/rw"), r2(backend_, "/rw"), w(backend_, "/rw");
   ASSERT_TRUE(r1.try_lock_shared());

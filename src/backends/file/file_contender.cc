@@ -77,12 +77,17 @@ class FileHolding : public detail::Holding {
  protected:
   void do_release() noexcept override {
     record_.remove();  // first, so that status() never shows a holder that has gone
+    // A child forked while the lock was held shares the lock's open file. The parent unlocks
+    // it explicitly, since closing its descriptor would leave the lock to the child's copy;
+    // the child's release closes its copy only (the record too: Record::remove).
+    if (::getpid() == owner_) ::flock(lock_.fd.get(), LOCK_UN);
     lock_.fd.reset();
     lock_.claim.reset();
     shape_ = ShapeClaim();
   }
 
  private:
+  const pid_t owner_ = ::getpid();
   FileLock lock_;
   ShapeClaim shape_;
   Record record_;

@@ -67,6 +67,7 @@ Record Record::publish(const std::string& dir, const std::string& name, std::str
     throw_errno(err, path);
   }
   record.path_ = path;
+  record.owner_ = ::getpid();
   return record;
 }
 
@@ -75,13 +76,14 @@ Record& Record::operator=(Record&& other) noexcept {
     remove();
     fd_ = std::move(other.fd_);
     path_ = std::move(other.path_);
+    owner_ = other.owner_;
   }
   return *this;
 }
 
 void Record::remove() noexcept {
   // Unlinked before unlocking, so nobody sees it unlocked under its name.
-  if (!path_.empty()) ::unlink(path_.c_str());
+  if (!path_.empty() && ::getpid() == owner_) ::unlink(path_.c_str());
   path_.clear();
   fd_.reset();
 }

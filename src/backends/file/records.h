@@ -7,6 +7,8 @@
 #ifndef DLOCK_SRC_BACKENDS_FILE_RECORDS_H_
 #define DLOCK_SRC_BACKENDS_FILE_RECORDS_H_
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,13 +26,15 @@ class Record {
   Record& operator=(Record&& other) noexcept;
   ~Record() { remove(); }
 
-  // Removes the record; idempotent.
+  // Removes the record; idempotent. In a child forked from the process that published it, only
+  // closes the child's descriptor: the record, and its lock, are the parent's.
   void remove() noexcept;
   const std::string& path() const noexcept { return path_; }
 
  private:
   Fd fd_;
   std::string path_;
+  pid_t owner_ = 0;
 };
 
 struct LiveRecord {

@@ -1,5 +1,6 @@
 #include "my_connection.h"
 
+#include <fcntl.h>
 #include <mysql.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -150,6 +151,10 @@ void MyConnection::open(std::shared_ptr<detail::Executor> executor, const Connec
             return finish(nullptr, std::move(failed));
           }
           connection->id_ = mysql_thread_id(handle(connection->mysql_));
+          // libmariadb opens its socket without close-on-exec: a program the process execs
+          // would hold the connection, and the named locks on it, after we close ours. (It
+          // lacked the flag while connecting: libmariadb offers no way to open it with it.)
+          ::fcntl(mysql_get_socket(handle(connection->mysql_)), F_SETFD, FD_CLOEXEC);
           if (idle.count() > 0) probe_when_idle(mysql_get_socket(handle(connection->mysql_)), idle);
           connection->last_activity_ = Clock::now();
           connection->watch_idle();
