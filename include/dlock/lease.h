@@ -19,6 +19,11 @@ struct LeaseAccess;
 // Returned by the explicit acquire calls of the lock handles. Move-only; destroying or
 // reassigning a non-empty Lease releases the lock.
 //
+// A Lease does not keep its backend: keep the Backend that dlock::open() returned for as long
+// as you hold its locks. Destroying the last reference to a ZooKeeper, PostgreSQL or MySQL
+// backend ends its session or connections, and with them every lock taken through it (their
+// lost() fires); on files and Redis a Lease outlives its backend.
+//
 // Thread safety: a Lease is not synchronised; use one from one thread at a time, or guard it.
 // lost() may be waited on from any thread.
 class DLOCK_EXPORT Lease {
