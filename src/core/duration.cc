@@ -75,7 +75,8 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
   }
   // Whole nanoseconds first, then up to whole milliseconds: 2.2h is 7920000.000000001 ms in
   // binary floating point, and must not round up to 7920001.
-  const auto ns = std::llround(total * 1e6);
+  // (A positive duration under half a nanosecond still counts as one: never zero.)
+  const auto ns = std::max<long long>(std::llround(total * 1e6), total > 0 ? 1 : 0);
   return std::chrono::milliseconds((ns + 999'999) / 1'000'000);
 }
 

@@ -23,6 +23,7 @@ TEST(DurationTest, ReadsGoStyleSums) {
   // was 7920001 ms).
   EXPECT_EQ(milliseconds(7'920'000), parse_duration("2.2h"));
   EXPECT_EQ(milliseconds(100), parse_duration("0.1s"));
+  EXPECT_EQ(milliseconds(1), parse_duration("0.0000001ns"));
 }
 
 TEST(DurationTest, ABareNumberIsSecondsOnlyAlone) {
