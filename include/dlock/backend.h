@@ -74,8 +74,8 @@ class DLOCK_EXPORT Backend : public std::enable_shared_from_this<Backend> {
   // Lists the holder and the queue of the lock at `path`, as of one read of the server.
   // Throws dlock::Error: invalid_path, unorderable_path, timed_out (deadline), the session's
   // errors (session_closed, connection_lost, connect_failed, permission_denied), and
-  // std::errc::resource_deadlock_would_occur when called from a callback (on the library's
-  // own thread, whose work the call would wait for), as the blocking lock calls do.
+  // called_from_callback (on the library's own thread, whose work the call would wait for; on
+  // every backend, files too, as the blocking lock calls).
   LockStatus status(std::string_view path, Clock::time_point deadline);
   LockStatus status(std::string_view path) {
     return status(path, detail::deadline_after(kStatusTimeout));

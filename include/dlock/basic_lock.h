@@ -48,9 +48,8 @@ class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
   // connect_failed (no server within the session's connect timeout), auth_failed,
   // permission_denied, lock_mismatch (a semaphore whose permits disagree, or a path held as
   // another kind of lock), not_supported (a kind of lock the backend does not offer: a
-  // Semaphore on redlock://, for one), backend_failure; and, called from a callback (on the
-  // library's own thread, whose work it would wait for forever), an Error whose code is
-  // std::errc::resource_deadlock_would_occur: use async_acquire() there.
+  // Semaphore on redlock://, for one), backend_failure, called_from_callback (on the
+  // library's own thread, whose work it would wait for forever: use async_acquire() there).
   void lock();
   // As lock(), and throws dlock::Error(cancelled) once `stop` is triggered.
   void lock(std::stop_token stop);

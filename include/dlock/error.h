@@ -59,6 +59,10 @@ enum class errc {
   // as a semaphore with other permits. The message names what holds the path. Holders of
   // different kinds never share a path; the kind can change once nobody contends for it.
   lock_mismatch,
+  // A blocking call (lock(), try_lock(), acquire(), downgrade(), status(), list()) made from a
+  // callback, on the library's own thread, whose work it would wait for forever. Call
+  // async_acquire() there, or make the call from another thread.
+  called_from_callback,
 };
 
 DLOCK_EXPORT const std::error_category& error_category() noexcept;

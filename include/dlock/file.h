@@ -61,10 +61,10 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
 
   // dlock::Backend. status() lists live holders (sorted by token) and waiters (in arrival
   // order); it ignores the deadline, as it never waits. Throws dlock::Error: invalid_path,
-  // backend_failure. make_contender() throws invalid_path, invalid_argument (a label over 256
-  // bytes), not_supported is never thrown (every role is offered). A semaphore whose permits
-  // disagree with the number recorded for the path fails each acquisition with
-  // lock_mismatch.
+  // backend_failure, called_from_callback (as every backend's). make_contender() throws
+  // invalid_path, invalid_argument (a label over 256 bytes), not_supported is never thrown (every
+  // role is offered). A semaphore whose permits disagree with the number recorded for the path
+  // fails each acquisition with lock_mismatch.
   std::string_view scheme() const noexcept override { return "file"; }
 
  protected:

@@ -58,8 +58,8 @@ class DLOCK_EXPORT SharedMutex : public detail::TimedLock<SharedMutex>,
   // for it. token() is the read lock's afterwards, a new fencing token; a lost() taken before
   // fires when the read lock is lost. Throws dlock::Error: not_locked (the write lock is not
   // held, or unlock() on another thread came first), not_supported (on every backend but
-  // ZooKeeper), and the session's errors; on an error
-  // other than not_locked the write lock is still held.
+  // ZooKeeper), called_from_callback, and the session's errors; on an error other than
+  // not_locked the write lock is still held.
   void downgrade();
 
   bool owns_lock() const noexcept;    // the write lock is held

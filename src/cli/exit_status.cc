@@ -20,6 +20,7 @@ int exit_status_for(std::error_code error, Phase phase) {
       return kNoPermission;
     case errc::already_locked:
     case errc::not_locked:
+    case errc::called_from_callback:
       return kSoftware;
     default:  // connect_failed, session_expired, connection_lost, backend_failure, ...
       return kUnavailable;

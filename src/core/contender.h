@@ -31,9 +31,12 @@ class Holding {
   Holding(std::string node, std::uint64_t token)
       : Holding(std::make_shared<const std::string>(std::move(node)), token) {}
   // `node` shared with whatever else names it for as long as the lock is held (a ZooKeeper
-  // watch on it), so that a holding keeps one copy of its name.
-  Holding(std::shared_ptr<const std::string> node, std::uint64_t token)
-      : node_(std::move(node)), token_(token) {}
+  // watch on it), so that a holding keeps one copy of its name. `lost` is the loss signal to
+  // raise: a new one, or, for a downgrade's read lock, the write lock's loss_signal(), so that
+  // a lost() taken from the write lock fires when the read lock it became is lost.
+  Holding(std::shared_ptr<const std::string> node, std::uint64_t token,
+          std::stop_source lost = std::stop_source())
+      : node_(std::move(node)), token_(token), lost_(std::move(lost)) {}
   virtual ~Holding() = default;
   Holding(const Holding&) = delete;
   Holding& operator=(const Holding&) = delete;
@@ -42,6 +45,7 @@ class Holding {
   const std::shared_ptr<const std::string>& shared_node() const noexcept { return node_; }
   std::uint64_t token() const noexcept { return token_; }
   std::stop_token lost() const noexcept { return lost_.get_token(); }
+  std::stop_source loss_signal() const noexcept { return lost_; }
 
   // Raises lost(). Stop callbacks are user code: they run on `executor`, never on the caller.
   void mark_lost(Executor& executor);
@@ -53,9 +57,6 @@ class Holding {
 
   // Set once by the handle before the Holding reaches the user.
   void set_release_hook(std::function<void()> hook) { release_hook_ = std::move(hook); }
-  // Makes `earlier`'s lost() fire with this holding's: a downgrade's read lock goes on from the
-  // write lock, whose lost() its user may be watching. Called once, as set_release_hook().
-  void continue_loss_of(const Holding& earlier);
 
  protected:
   virtual void do_release() noexcept = 0;
@@ -67,7 +68,6 @@ class Holding {
   std::once_flag lost_once_;
   std::atomic<bool> released_{false};
   std::function<void()> release_hook_;
-  std::unique_ptr<std::stop_callback<std::function<void()>>> loss_forward_;
 };
 
 // How an attempt ended: a holding, or an error with a detail naming what was wrong (a child,
@@ -153,7 +153,8 @@ class Contender {
 
   // Takes this contender's role at the queue position of `held`, a holding of the same handle
   // in another role (a writer downgrading to a reader), so nobody queued can get in between.
-  // `done` as for acquire(). Backends that cannot do it report errc::not_supported.
+  // The new holding raises held.loss_signal(). `done` as for acquire(). Backends that cannot
+  // do it report errc::not_supported.
   virtual void acquire_beside(const Holding& held, Done done);
 };
 

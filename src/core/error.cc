@@ -42,6 +42,8 @@ class Category final : public std::error_category {
         return "backend failure";
       case errc::lock_mismatch:
         return "lock kind or permits disagree";
+      case errc::called_from_callback:
+        return "a blocking call from a callback would wait for the library's own thread";
     }
     return "unknown dlock error " + std::to_string(code);
   }

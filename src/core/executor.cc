@@ -218,10 +218,8 @@ asio::io_context& Executor::io_context() noexcept { return loop_->io; }
 
 void refuse_blocking_wait(const Executor& executor, std::string_view call) {
   if (!executor.in_executor_thread()) return;
-  throw Error(std::make_error_code(std::errc::resource_deadlock_would_occur),
-              std::string(call) +
-                  " on the library's own thread (from a callback) would wait for itself: use "
-                  "async_acquire() there, or call it from another thread");
+  throw Error(errc::called_from_callback,
+              std::string(call) + ": use async_acquire() there, or call it from another thread");
 }
 
 }  // namespace dlock::detail

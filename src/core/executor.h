@@ -64,9 +64,9 @@ class Executor {
   std::thread::id thread_id_;  // thread_ is moved out when a task destroys the executor
 };
 
-// Throws dlock::Error(std::errc::resource_deadlock_would_occur), naming `call`, on the
-// executor's own thread: a blocking call made there (from a callback) would wait for work only
-// that thread can do, forever, as std::thread::join() of itself would.
+// Throws dlock::Error(called_from_callback), naming `call`, on the executor's own thread: a
+// blocking call made there (from a callback) would wait for work only that thread can do,
+// forever, as std::thread::join() of itself would.
 void refuse_blocking_wait(const Executor& executor, std::string_view call);
 
 }  // namespace dlock::detail

@@ -10,11 +10,6 @@ void Holding::mark_lost(Executor& executor) {
                  [&] { executor.post([source = lost_]() mutable { source.request_stop(); }); });
 }
 
-void Holding::continue_loss_of(const Holding& earlier) {
-  loss_forward_ = std::make_unique<std::stop_callback<std::function<void()>>>(
-      lost_.get_token(), [source = earlier.lost_]() mutable { source.request_stop(); });
-}
-
 Outcome Outcome::failure(const Error& error) {
   std::string detail = error.what();
   const std::string suffix = ": " + error.code().message();

@@ -220,7 +220,6 @@ void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
   std::shared_ptr<Holding> taken = std::move(outcome.holding);
   // The handle stays busy throughout: the new holding takes over the release hook.
   watch_release(*taken);
-  taken->continue_loss_of(*from);
   Lease old;
   bool swapped = false;
   {

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <asio/post.hpp>
 #include <asio/ssl.hpp>
 #include <asio/write.hpp>
 #include <cerrno>
@@ -68,13 +69,18 @@ void connect_in_turn(asio::basic_socket<asio::ip::tcp>& socket,
     }
     socket.async_connect(
         endpoint, [&socket, &endpoints, index, done = std::move(done)](std::error_code ec) mutable {
-          // Aborted: the stream was closed meanwhile, and must not open another socket.
-          if (!ec || ec == asio::error::operation_aborted) return done(ec);
+          if (!ec) return done(ec);
+          // Closed meanwhile (its failure may have been on its way already): no other socket.
+          if (!socket.is_open()) return done(make_error_code(asio::error::operation_aborted));
           connect_in_turn(socket, endpoints, index + 1, ec, std::move(done));
         });
     return;
   }
-  done(last ? last : make_error_code(asio::error::host_not_found));
+  // Never from within connect(), as asio's own completions: the caller may not expect it.
+  asio::post(
+      socket.get_executor(),
+      [done = std::move(done),
+       ec = last ? last : make_error_code(asio::error::host_not_found)]() mutable { done(ec); });
 }
 
 class TcpStream final : public Stream {

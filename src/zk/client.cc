@@ -844,8 +844,11 @@ std::chrono::milliseconds Client::attempt_budget() const {
   if (session_id_ == 0) return config_.session_timeout / 3;
   // A silent connection is given up two thirds of a timeout after the server was last heard:
   // the last third, shared among the other hosts, so that a silent one cannot use it all and
-  // leave the session to expire while another would have resumed it.
-  const std::size_t others = std::max<std::size_t>(1, endpoints_.size() - 1);
+  // leave the session to expire while another would have resumed it. Hosts as configured, not
+  // the addresses they resolve to: a host with an IPv6 and an IPv4 address is one member.
+  const auto hosts =
+      static_cast<std::size_t>(1 + std::count(config_.hosts.begin(), config_.hosts.end(), ','));
+  const std::size_t others = std::max<std::size_t>(1, hosts - 1);
   return std::chrono::milliseconds(timeout_ms_.load()) / static_cast<std::int64_t>(3 * others);
 }
 

@@ -99,6 +99,20 @@ TEST_F(SharedMutexTest, DowngradeKeepsTheQueuedWriterWaiting) {
   EXPECT_TRUE(w2->owns_lock());
 }
 
+// A lost() taken from the write lock fires when the read lock it became is lost (found by a
+// review: it was the released write lock's, which never fires).
+TEST_F(SharedMutexTest, ALossSignalTakenBeforeADowngradeFiresWithTheReadLock) {
+  auto session = connect();
+  SharedMutex rw(session, "/locks/rw");
+  rw.lock();
+  const std::stop_token before = rw.lost();
+  rw.downgrade();
+  EXPECT_FALSE(before.stop_requested());
+  session->close();
+  EXPECT_TRUE(eventually([&] { return before.stop_requested(); }));
+  EXPECT_TRUE(rw.lost().stop_requested());
+}
+
 TEST_F(SharedMutexTest, DowngradeNeedsTheWriteLock) {
   auto rw = contender();
   EXPECT_THROW(rw->downgrade(), Error);

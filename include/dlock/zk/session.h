@@ -87,7 +87,8 @@ class DLOCK_EXPORT Session : public Backend {
   std::uint64_t add_state_listener(std::function<void(SessionState)> listener);
   void remove_state_listener(std::uint64_t id);
 
-  // Runs `ops` atomically. Throws dlock::Error as connect() and for session errors; returns
+  // Runs `ops` atomically. Throws dlock::Error as connect(), for session errors, and
+  // called_from_callback (it waits for the library's thread; call it from another); returns
   // the error of the first failing op (a ZooKeeper code in zk::error_category(), e.g. "no
   // node") without throwing, or an empty code on success.
   std::error_code multi(const std::vector<Op>& ops,

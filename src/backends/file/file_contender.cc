@@ -48,7 +48,7 @@ std::string waiter_name() {
 
 // A flock on one file, with this process's claim on it.
 struct FileLock {
-  Fd fd;
+  FlockFd fd;
   TableClaim claim;
 };
 
@@ -63,7 +63,7 @@ std::optional<FileLock> try_lock_file(const std::string& path, bool shared) {
     if (errno == EWOULDBLOCK || errno == EINTR) return std::nullopt;
     throw_errno(errno, path);
   }
-  return FileLock{std::move(fd), std::move(claim)};
+  return FileLock{FlockFd(std::move(fd)), std::move(claim)};
 }
 
 class FileHolding : public detail::Holding {
@@ -77,17 +77,12 @@ class FileHolding : public detail::Holding {
  protected:
   void do_release() noexcept override {
     record_.remove();  // first, so that status() never shows a holder that has gone
-    // A child forked while the lock was held shares the lock's open file. The parent unlocks
-    // it explicitly, since closing its descriptor would leave the lock to the child's copy;
-    // the child's release closes its copy only (the record too: Record::remove).
-    if (::getpid() == owner_) ::flock(lock_.fd.get(), LOCK_UN);
-    lock_.fd.reset();
+    lock_.fd.reset();  // in a forked child, its copy only (FlockFd; Record::remove too)
     lock_.claim.reset();
     shape_ = ShapeClaim();
   }
 
  private:
-  const pid_t owner_ = ::getpid();
   FileLock lock_;
   ShapeClaim shape_;
   Record record_;

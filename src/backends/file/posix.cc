@@ -1,6 +1,7 @@
 #include "posix.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,11 @@ namespace dlock::file_backend {
 void Fd::reset() noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+}
+
+void FlockFd::reset() noexcept {
+  if (fd_ && owned_here()) ::flock(fd_.get(), LOCK_UN);
+  fd_.reset();
 }
 
 std::error_code error_for_errno(int err) noexcept {

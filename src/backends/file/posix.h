@@ -3,6 +3,9 @@
 #ifndef DLOCK_SRC_BACKENDS_FILE_POSIX_H_
 #define DLOCK_SRC_BACKENDS_FILE_POSIX_H_
 
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <string>
 #include <system_error>
 #include <utility>
@@ -32,6 +35,34 @@ class Fd {
 
  private:
   int fd_ = -1;
+};
+
+// A descriptor through which a flock is held. Letting it go unlocks explicitly (LOCK_UN) in
+// the process that took it: a child forked meanwhile shares the open file, and closing ours
+// alone would leave the lock to the child's copy. In such a child it only closes the copy.
+class FlockFd {
+ public:
+  FlockFd() noexcept = default;
+  explicit FlockFd(Fd fd) noexcept : fd_(std::move(fd)), owner_(::getpid()) {}
+  FlockFd(FlockFd&& other) noexcept = default;
+  FlockFd& operator=(FlockFd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = std::move(other.fd_);
+      owner_ = other.owner_;
+    }
+    return *this;
+  }
+  ~FlockFd() { reset(); }
+
+  int get() const noexcept { return fd_.get(); }
+  // True in the process that took the lock, false in a child forked from it.
+  bool owned_here() const noexcept { return owner_ == ::getpid(); }
+  void reset() noexcept;
+
+ private:
+  Fd fd_;
+  pid_t owner_ = 0;
 };
 
 // The dlock error for a failed system call: permission_denied for EACCES/EPERM/EROFS,

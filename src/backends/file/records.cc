@@ -53,7 +53,7 @@ Record Record::publish(const std::string& dir, const std::string& name, std::str
   } while (fd < 0 && errno == EEXIST);
   if (fd < 0) throw_errno(errno, temporary);
   Record record;
-  record.fd_ = Fd(fd);
+  record.fd_ = FlockFd(Fd(fd));
   // Locked before it is visible under its real name: a reader never sees it unlocked.
   if (::flock(fd, LOCK_EX) != 0 || !write_all(fd, data)) {
     const int err = errno;
@@ -67,7 +67,6 @@ Record Record::publish(const std::string& dir, const std::string& name, std::str
     throw_errno(err, path);
   }
   record.path_ = path;
-  record.owner_ = ::getpid();
   return record;
 }
 
@@ -76,14 +75,13 @@ Record& Record::operator=(Record&& other) noexcept {
     remove();
     fd_ = std::move(other.fd_);
     path_ = std::move(other.path_);
-    owner_ = other.owner_;
   }
   return *this;
 }
 
 void Record::remove() noexcept {
   // Unlinked before unlocking, so nobody sees it unlocked under its name.
-  if (!path_.empty() && ::getpid() == owner_) ::unlink(path_.c_str());
+  if (!path_.empty() && fd_.owned_here()) ::unlink(path_.c_str());
   path_.clear();
   fd_.reset();
 }

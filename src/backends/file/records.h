@@ -7,8 +7,6 @@
 #ifndef DLOCK_SRC_BACKENDS_FILE_RECORDS_H_
 #define DLOCK_SRC_BACKENDS_FILE_RECORDS_H_
 
-#include <sys/types.h>
-
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,9 +30,8 @@ class Record {
   const std::string& path() const noexcept { return path_; }
 
  private:
-  Fd fd_;
+  FlockFd fd_;
   std::string path_;
-  pid_t owner_ = 0;
 };
 
 struct LiveRecord {

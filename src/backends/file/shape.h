@@ -32,7 +32,7 @@ class ShapeClaim {
 
  private:
   explicit ShapeClaim(Fd users) : users_(std::move(users)) {}
-  Fd users_;
+  FlockFd users_;
 };
 
 }  // namespace dlock::file_backend

@@ -56,8 +56,8 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
       dir_, naming_.new_prefix() + std::string(naming_.stem) + node.substr(node.size() - 10)));
   std::shared_ptr<zk::Client> client = writer->client();
   client->create(*path, detail::encode_holder_data(label()), zk::CreateMode::ephemeral,
-                 [client, path, done = std::move(done)](std::error_code ec, std::string,
-                                                        const zk::Stat& stat) {
+                 [client, path, lost = held.loss_signal(), done = std::move(done)](
+                     std::error_code ec, std::string, const zk::Stat& stat) {
                    if (ec) {
                      // The create may have been applied though its reply was lost: take it back.
                      if (zk::is_connection_error(ec)) {
@@ -67,7 +67,7 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
                                                           "downgrading: " + ec.message()));
                    }
                    auto holding = std::make_shared<ZkHolding>(
-                       client, path, static_cast<std::uint64_t>(stat.czxid), nullptr);
+                       client, path, static_cast<std::uint64_t>(stat.czxid), nullptr, lost);
                    holding->watch();
                    done(detail::Outcome::success(std::move(holding)));
                  });

@@ -5,8 +5,9 @@
 namespace dlock::zk_backend {
 
 ZkHolding::ZkHolding(std::shared_ptr<zk::Client> client, std::shared_ptr<const std::string> node,
-                     std::uint64_t token, std::shared_ptr<engine::EntryWatch> own_watch)
-    : EntryHolding(std::move(node), token),
+                     std::uint64_t token, std::shared_ptr<engine::EntryWatch> own_watch,
+                     std::stop_source lost)
+    : EntryHolding(std::move(node), token, std::move(lost)),
       client_(std::move(client)),
       own_watch_(std::move(own_watch)) {}
 

@@ -27,9 +27,11 @@ class ZkHolding : public engine::EntryHolding,
   // foreign delete is noticed within this delay.
   static constexpr std::chrono::milliseconds kOwnWatchDelay{1000};
 
-  // `own_watch` is the watch a waiting contender already has on `node`, or null.
+  // `own_watch` is the watch a waiting contender already has on `node`, or null; `lost` as
+  // for detail::Holding.
   ZkHolding(std::shared_ptr<zk::Client> client, std::shared_ptr<const std::string> node,
-            std::uint64_t token, std::shared_ptr<engine::EntryWatch> own_watch);
+            std::uint64_t token, std::shared_ptr<engine::EntryWatch> own_watch,
+            std::stop_source lost = std::stop_source());
   ~ZkHolding() override;
 
   // Starts watching for loss: the session dying, and our node's deletion.
