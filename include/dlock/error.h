@@ -60,8 +60,10 @@ enum class errc {
   // different kinds never share a path; the kind can change once nobody contends for it.
   lock_mismatch,
   // A blocking call (lock(), try_lock(), acquire(), downgrade(), status(), list()) made from a
-  // callback, on the library's own thread, whose work it would wait for forever. Call
-  // async_acquire() there, or make the call from another thread.
+  // callback, on one of the library's threads: on its own backend's it would wait for itself
+  // forever, on another's it could wait in a cycle, and either way it stalls every lease of
+  // the callback's backend. Call async_acquire() there, or make the call from a thread the
+  // callback does not wait for.
   called_from_callback,
 };
 

@@ -19,6 +19,12 @@
 
 namespace dlock::detail {
 
+namespace {
+// Set on every executor's thread: a blocking call made there waits for its own thread, or, on
+// another backend's, may wait in a cycle of two callbacks that never ends.
+thread_local bool on_a_library_thread = false;
+}  // namespace
+
 // The loop: an asio io_context run by one thread. Timers are kept here, not as one asio timer
 // each, so that cancel() can drop a task at once and say whether it will run; one steady_timer
 // wakes the loop at the earliest, and due tasks are posted behind the tasks already queued, so
@@ -131,6 +137,7 @@ class Executor::Reaper {
 Executor::Executor() : loop_(std::make_shared<Loop>()) {
   Reaper::instance().executor_created();
   thread_ = std::thread([loop = loop_] {
+    on_a_library_thread = true;
     loop->io.run();
     loop->ended.store(true);
   });
@@ -216,10 +223,11 @@ bool Executor::in_executor_thread() const noexcept {
 
 asio::io_context& Executor::io_context() noexcept { return loop_->io; }
 
-void refuse_blocking_wait(const Executor& executor, std::string_view call) {
-  if (!executor.in_executor_thread()) return;
+void refuse_blocking_wait(std::string_view call) {
+  if (!on_a_library_thread) return;
   throw Error(errc::called_from_callback,
-              std::string(call) + ": use async_acquire() there, or call it from another thread");
+              std::string(call) +
+                  " (use async_acquire() there, or a thread the callback does not wait for)");
 }
 
 }  // namespace dlock::detail

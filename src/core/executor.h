@@ -64,10 +64,12 @@ class Executor {
   std::thread::id thread_id_;  // thread_ is moved out when a task destroys the executor
 };
 
-// Throws dlock::Error(called_from_callback), naming `call`, on the executor's own thread: a
-// blocking call made there (from a callback) would wait for work only that thread can do,
-// forever, as std::thread::join() of itself would.
-void refuse_blocking_wait(const Executor& executor, std::string_view call);
+// Throws dlock::Error(called_from_callback), naming `call`, on any executor's thread. A blocking
+// call made there (from a callback) waits for work only its backend's thread can do: forever on
+// its own backend, as std::thread::join() of itself would, and in a cycle that never ends when
+// two backends' callbacks wait for each other's. Either way every lease of the calling thread's
+// backend stands still meanwhile.
+void refuse_blocking_wait(std::string_view call);
 
 }  // namespace dlock::detail
 

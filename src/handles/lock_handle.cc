@@ -148,7 +148,7 @@ void LockHandle::set_idle() {
 
 std::pair<std::error_code, Lease> LockHandle::run(std::size_t role, Clock::time_point deadline,
                                                   std::stop_token stop) {
-  refuse_blocking_wait(backend_->executor(), "a blocking acquisition of " + path_);
+  refuse_blocking_wait("a blocking acquisition of " + path_);
   std::promise<Outcome> promise;
   auto result = promise.get_future();
   start(role, deadline, std::move(stop),
@@ -196,7 +196,7 @@ void LockHandle::run_async(std::size_t role, AcquireCallback done, Clock::time_p
 }
 
 void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
-  refuse_blocking_wait(backend_->executor(), "downgrade() of " + path_);
+  refuse_blocking_wait("downgrade() of " + path_);
   std::shared_ptr<Holding> from;
   {
     std::lock_guard lock(mu_);

@@ -340,13 +340,19 @@ TEST(LockHandleTest, ABlockingCallFromACallbackIsRefusedAtOnce) {
   auto backend = std::make_shared<TestBackend>(Answering::grant);
   auto handle = handle_on(backend);
   auto other = handle_on(backend);
+  // Another backend's too: two backends' callbacks waiting for each other never end (found by
+  // a second probe).
+  auto elsewhere = std::make_shared<TestBackend>(Answering::grant);
+  auto far = handle_on(elsewhere);
   std::promise<std::vector<std::error_code>> heard;
   handle->run_async(0,
                     [&](std::error_code, dlock::Lease lease) {
                       std::vector<std::error_code> codes;
                       for (const auto& call : std::vector<std::function<void()>>{
                                [&] { other->acquire(0, Clock::time_point::min(), {}); },
-                               [&] { backend->status("/x"); }, [&] { backend->list("/"); }}) {
+                               [&] { far->acquire(0, Clock::time_point::min(), {}); },
+                               [&] { elsewhere->status("/x"); }, [&] { backend->status("/x"); },
+                               [&] { backend->list("/"); }}) {
                         try {
                           call();
                           codes.emplace_back();
@@ -364,6 +370,7 @@ TEST(LockHandleTest, ABlockingCallFromACallbackIsRefusedAtOnce) {
     EXPECT_EQ(dlock::errc::called_from_callback, code);
   }
   EXPECT_EQ(std::error_code(), acquire_error(other));  // from a thread of its own it works
+  EXPECT_EQ(std::error_code(), acquire_error(far));
 }
 
 // An empty callback is refused at the call, not found empty on the library's thread later

@@ -457,7 +457,7 @@ void Session::remove_state_listener(std::uint64_t id) {
 }
 
 std::error_code Session::multi(const std::vector<Op>& ops, Clock::time_point deadline) {
-  detail::refuse_blocking_wait(*impl_->executor_, "multi()");
+  detail::refuse_blocking_wait("multi()");
   auto client = impl_->client_or_throw();
   Pending<std::error_code> done;
   client->multi(ops, done.setter());
