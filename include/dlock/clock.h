@@ -11,6 +11,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace detail {
 
+// The longest duration dlock takes (a wait, a ttl): 100 years of 365 days. A lock needs no
+// longer, and the steady clock's nanoseconds end after about 292 years.
+inline constexpr std::chrono::hours kLongestDuration{24 * 36'500};
+
 // Now plus `timeout`, saturated: a timeout too long for the clock (hours::max(), a hundred
 // years) is no deadline at all, and one at or below zero (or NaN) is a deadline already
 // reached. Plain addition would overflow into the past and turn "wait forever" into "fail at

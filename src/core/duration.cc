@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include <dlock/clock.h>
 #include <dlock/error.h>
 #include <dlock/open.h>
 
@@ -22,8 +23,9 @@ double unit_ms(std::string_view unit) {
   return 0;
 }
 
-// 100 years of 365 days, exactly what the message says: 36500d is accepted, 36501d is not.
-constexpr double kLongestMs = 36500 * 86400e3;
+// Exactly what the message says: 36500d is accepted, 36501d is not.
+constexpr double kLongestMs =
+    std::chrono::duration<double, std::milli>(detail::kLongestDuration).count();
 
 bool is_number_char(char c) { return (c >= '0' && c <= '9') || c == '.'; }
 

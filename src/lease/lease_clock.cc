@@ -11,9 +11,8 @@ LeaseClock::LeaseClock(LeaseTerms terms) : terms_(terms) {
   const bool usable = terms_.ttl > std::chrono::milliseconds::zero() && terms_.drift >= 0 &&
                       terms_.drift < 0.5 && terms_.margin >= std::chrono::milliseconds::zero() &&
                       terms_.margin * 3 < terms_.ttl;
-  // A hundred years, as parse_duration() allows: longer would overflow the clock's nanoseconds
-  // (about 292 years) and leave a lease lost at once.
-  if (terms_.ttl > std::chrono::hours(24 * 36'500)) {
+  // Longer would overflow the clock's nanoseconds and leave a lease lost at once.
+  if (terms_.ttl > detail::kLongestDuration) {
     throw Error(errc::invalid_argument, "a lease of " + std::to_string(terms_.ttl.count()) +
                                             " ms is longer than 100 years");
   }

@@ -266,13 +266,30 @@ TEST(LockHandleTest, AnUnlockDuringADowngradeWinsAndLeavesNothingHeld) {
   EXPECT_EQ(std::error_code(), acquire_error(handle));  // idle: not already_locked
 }
 
+// Holds the backend's executor until the returned promise is set: completions queue behind.
+std::promise<void> hold_executor(TestBackend& backend) {
+  std::promise<void> go;
+  backend.executor().post([ready = go.get_future().share()] { ready.wait(); });
+  return go;
+}
+
+// `heard` was answered cancelled, and the one grant the backend made was given back.
+void expect_cancelled_with_the_grant_given_back(std::promise<std::error_code>& heard,
+                                                TestBackend& backend) {
+  auto result = heard.get_future();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+  EXPECT_EQ(dlock::errc::cancelled, result.get());
+  std::lock_guard lock(backend.told->mu);
+  ASSERT_EQ(1u, backend.told->granted.size());
+  EXPECT_TRUE(backend.told->granted[0]->was_released());
+}
+
 // A MultiLock destroyed while its async_acquire() waits between two locks: the chain ends as
 // cancelled and releases what it took (found by a review: it went on with the destroyed
 // MultiLock's locks, a use after free under ASan).
 TEST(MultiLockTest, DestroyedDuringAnAsyncAcquireItEndsCancelled) {
   auto backend = std::make_shared<TestBackend>(Answering::grant);
-  std::promise<void> go;
-  backend->executor().post([ready = go.get_future().share()] { ready.wait(); });
+  std::promise<void> go = hold_executor(*backend);
   std::promise<std::error_code> heard;
   {
     dlock::MultiLock both(backend, {"/a", "/b"});
@@ -282,12 +299,7 @@ TEST(MultiLockTest, DestroyedDuringAnAsyncAcquireItEndsCancelled) {
     });
   }  // the first lock's grant waits behind the blocked executor
   go.set_value();
-  auto result = heard.get_future();
-  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
-  EXPECT_EQ(dlock::errc::cancelled, result.get());
-  std::lock_guard lock(backend->told->mu);
-  ASSERT_EQ(1u, backend->told->granted.size());
-  EXPECT_TRUE(backend->told->granted[0]->was_released());
+  expect_cancelled_with_the_grant_given_back(heard, *backend);
 }
 
 // A later lock that cannot be tried (its handle's Lease is unreleased) answers through done
@@ -391,8 +403,7 @@ TEST(LockHandleTest, AnEmptyCallbackIsRefusedAtTheCall) {
 // (found by a hostile probe: the file backend's callback got a live Lease).
 TEST(LockHandleTest, AHandleDestroyedBeforeItsCallbackRanCancelsEvenAGrant) {
   auto backend = std::make_shared<TestBackend>(Answering::grant);
-  std::promise<void> go;
-  backend->executor().post([ready = go.get_future().share()] { ready.wait(); });
+  std::promise<void> go = hold_executor(*backend);
   std::promise<std::error_code> heard;
   handle_on(backend)->run_async(0,
                                 [&heard](std::error_code ec, dlock::Lease lease) {
@@ -402,12 +413,7 @@ TEST(LockHandleTest, AHandleDestroyedBeforeItsCallbackRanCancelsEvenAGrant) {
                                 Clock::time_point::max(),
                                 {});  // the handle goes at the end of this statement
   go.set_value();
-  auto result = heard.get_future();
-  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
-  EXPECT_EQ(dlock::errc::cancelled, result.get());
-  std::lock_guard lock(backend->told->mu);
-  ASSERT_EQ(1u, backend->told->granted.size());
-  EXPECT_TRUE(backend->told->granted[0]->was_released());
+  expect_cancelled_with_the_grant_given_back(heard, *backend);
 }
 
 // already_locked says what the handle holds (found by a hostile probe: a second lock() of a
