@@ -22,8 +22,9 @@ namespace dlock {
 // The surface and its errors are BasicLock's.
 class DLOCK_EXPORT Semaphore : public BasicLock {
  public:
-  // Throws dlock::Error: invalid_path, invalid_argument (permits is 0).
-  Semaphore(std::shared_ptr<Backend> backend, std::string path, std::uint32_t permits,
+  // Throws dlock::Error: invalid_path, invalid_argument (permits outside 1 to 4,294,967,295:
+  // the parameter is signed so that a negative count is refused, not wrapped around).
+  Semaphore(std::shared_ptr<Backend> backend, std::string path, std::int64_t permits,
             LockOptions options = {});
 
   std::uint32_t permits() const noexcept { return permits_; }

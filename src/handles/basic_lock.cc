@@ -1,3 +1,6 @@
+#include <limits>
+#include <string>
+
 #include <dlock/basic_lock.h>
 #include <dlock/error.h>
 #include <dlock/mutex.h>
@@ -50,10 +53,29 @@ const std::string& BasicLock::path() const noexcept { return handle_->path(); }
 Mutex::Mutex(std::shared_ptr<Backend> backend, std::string path, LockOptions options)
     : BasicLock(std::move(backend), std::move(path), {}, options) {}
 
-Semaphore::Semaphore(std::shared_ptr<Backend> backend, std::string path, std::uint32_t permits,
+namespace {
+
+// The count arrives as a signed 64-bit number so that a negative one is seen and refused: an
+// unsigned 32-bit parameter would have turned -1 into 4,294,967,295 permits, no lock at all.
+std::uint32_t checked_permits(std::int64_t permits, const std::string& path) {
+  constexpr std::int64_t kMost = std::numeric_limits<std::uint32_t>::max();
+  if (permits < 1 || permits > kMost) {
+    throw Error(errc::invalid_argument, "a semaphore needs 1 to " + std::to_string(kMost) +
+                                            " permits, not " + std::to_string(permits) + ": " +
+                                            path);
+  }
+  return static_cast<std::uint32_t>(permits);
+}
+
+}  // namespace
+
+// `path` is copied, not moved, into the base: the permits are checked, with the path named,
+// while the base's arguments are formed, in an order the language leaves open.
+Semaphore::Semaphore(std::shared_ptr<Backend> backend, std::string path, std::int64_t permits,
                      LockOptions options)
-    : BasicLock(std::move(backend), std::move(path),
-                {.role = ContenderSpec::Role::semaphore, .permits = permits}, options),
-      permits_(permits) {}
+    : BasicLock(std::move(backend), path,
+                {.role = ContenderSpec::Role::semaphore, .permits = checked_permits(permits, path)},
+                options),
+      permits_(static_cast<std::uint32_t>(permits)) {}
 
 }  // namespace dlock

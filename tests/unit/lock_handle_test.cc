@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <memory>
@@ -19,6 +20,7 @@
 #include <dlock/backend.h>
 #include <dlock/error.h>
 #include <dlock/multi_lock.h>
+#include <dlock/semaphore.h>
 
 #include "core/contender.h"
 #include "core/executor.h"
@@ -282,6 +284,24 @@ void expect_cancelled_with_the_grant_given_back(std::promise<std::error_code>& h
   std::lock_guard lock(backend.told->mu);
   ASSERT_EQ(1u, backend.told->granted.size());
   EXPECT_TRUE(backend.told->granted[0]->was_released());
+}
+
+// A count outside what a semaphore can record is refused by name; a negative one used to
+// wrap around to 4,294,967,295 permits through an unsigned parameter, which excludes nobody.
+TEST(SemaphoreTest, APermitCountOutOfRangeIsRefusedNotWrapped) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  for (std::int64_t permits : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{1} << 32}) {
+    try {
+      dlock::Semaphore semaphore(backend, "/pool", permits);
+      ADD_FAILURE() << permits << " permits were accepted as " << semaphore.permits();
+    } catch (const dlock::Error& e) {
+      EXPECT_EQ(make_error_code(dlock::errc::invalid_argument), e.code());
+      EXPECT_NE(std::string(e.what()).find("not " + std::to_string(permits)), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(4'294'967'295U, dlock::Semaphore(backend, "/pool", 4'294'967'295).permits());
+  EXPECT_EQ(3U, dlock::Semaphore(backend, "/pool", 3).permits());
 }
 
 // A MultiLock destroyed while its async_acquire() waits between two locks: the chain ends as
