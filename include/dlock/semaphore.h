@@ -1,4 +1,4 @@
-// dlock::Semaphore: at most N holders at once, fair, one waiter woken per release.
+// dlock::Semaphore: at most N holders at once, fair; a release lets exactly one waiter in.
 //
 //   dlock::Semaphore gpus(session, "/locks/gpu", 4);
 //   std::lock_guard slot(gpus);   // one of four

@@ -115,6 +115,7 @@ void Acquisition::probe() {
 void Acquisition::create() {
   unsigned round;
   std::string tag;
+  std::vector<Watched> watches;
   {
     std::lock_guard lock(mu_);
     if (phase_ == Phase::done) return;
@@ -124,8 +125,10 @@ void Acquisition::create() {
     tag = tag_;
     entry_.clear();
     lower_.clear();
+    watches = std::exchange(watched_, {});
     if (own_watch_) std::exchange(own_watch_, nullptr)->stop();
   }
+  unwatch(std::move(watches));
   auto self = shared_from_this();
   // Again after a try-lock's look: the record may have changed since, and only a check sent
   // right before the enqueue keeps two contenders from deciding with different permits.
@@ -309,12 +312,21 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
   if (hand_off_without_listing && !own_watch_) {
     own_watch = own_watch_ = store_.watch_own(entry_);
   }
+  // A reader's last writer ahead may be another now; entries that only leave stay targets.
+  std::vector<Watched> stale;
+  const std::vector<std::string> targets = watch_targets_locked();
+  std::erase_if(watched_, [&](Watched& watched) {
+    if (std::find(targets.begin(), targets.end(), watched.entry) != targets.end()) return false;
+    stale.push_back(std::move(watched));
+    return true;
+  });
   lock.unlock();
+  unwatch(std::move(stale));
   if (own_watch) {
     own_watch->on_gone([self = shared_from_this(), round] { self->on_own_entry_gone(round); });
     own_watch->start();
   }
-  watch_predecessor(round);
+  watch_targets(round);
 }
 
 void Acquisition::on_own_entry_gone(unsigned round) {
@@ -329,42 +341,105 @@ void Acquisition::on_own_entry_gone(unsigned round) {
   create();
 }
 
-std::string Acquisition::watch_target_locked() const {
-  return rules_.lower_entries_only_leave ? lower_[lower_.size() - site_.permits] : lower_.front();
+// The entries whose leaving may let us in. When entries below ours only leave, the `permits`
+// just ahead of ours: we hold once any of those goes and fewer than `permits` are left below,
+// and until then whatever else leaves below moves those entries, not us, into the holders.
+// (Watching only the one `permits` places ahead missed a semaphore's holders released out of
+// order: its waiter slept beside a free permit.) Else the one entry the rules named.
+std::vector<std::string> Acquisition::watch_targets_locked() const {
+  if (!rules_.lower_entries_only_leave) return lower_;
+  const std::size_t first = lower_.size() - std::min<std::size_t>(lower_.size(), site_.permits);
+  return {lower_.begin() + static_cast<std::ptrdiff_t>(first), lower_.end()};
 }
 
-void Acquisition::watch_predecessor(unsigned round) {
-  std::string target;
+std::vector<Acquisition::Watched>::iterator Acquisition::find_watched_locked(
+    const std::string& entry) {
+  return std::find_if(watched_.begin(), watched_.end(),
+                      [&](const Watched& watched) { return watched.entry == entry; });
+}
+
+void Acquisition::unwatch(std::vector<Watched> watches) {
+  for (const Watched& watched : watches) {
+    if (watched.id != 0) store_.unwatch(watched.entry, watched.id);
+  }
+}
+
+void Acquisition::watch_targets(unsigned round) {
+  std::vector<std::string> fresh;
   {
     std::lock_guard lock(mu_);
     if (round != round_ || phase_ != Phase::waiting) return;
-    target = watched_ = watch_target_locked();
-  }
-  store_.watch(target, [self = shared_from_this(), round, target](WatchNews news, Failure failed) {
-    switch (news) {
-      case WatchNews::gone:
-        return self->on_predecessor_gone(round, target);
-      case WatchNews::changed:
-        return self->watch_predecessor(round);
-      case WatchNews::failed:
-        if (failed.trouble == Trouble::connection) {
-          return self->when_connected([self, round] { self->watch_predecessor(round); });
-        }
-        return self->fail(std::move(failed));
+    for (std::string& target : watch_targets_locked()) {
+      if (find_watched_locked(target) != watched_.end()) continue;
+      watched_.push_back({.entry = target});
+      fresh.push_back(std::move(target));
     }
-  });
+  }
+  for (const std::string& entry : fresh) arm(round, entry);
 }
 
-void Acquisition::on_predecessor_gone(unsigned round, const std::string& name) {
+void Acquisition::arm(unsigned round, const std::string& entry) {
+  unsigned ticket;
+  {
+    std::lock_guard lock(mu_);
+    auto watched = find_watched_locked(entry);
+    if (round != round_ || watched == watched_.end()) return;
+    watched->id = 0;
+    ticket = ++watched->arming;
+  }
+  const QueueStore::WatchId id = store_.watch(
+      entry, [self = shared_from_this(), round, entry](WatchNews news, Failure failed) {
+        switch (news) {
+          case WatchNews::gone:
+            return self->on_watched_gone(round, entry);
+          case WatchNews::changed:
+            return self->rewatch(round, entry);
+          case WatchNews::failed:
+            if (failed.trouble == Trouble::connection) {
+              return self->when_connected([self, round, entry] { self->rewatch(round, entry); });
+            }
+            return self->fail(std::move(failed));
+        }
+      });
   std::unique_lock lock(mu_);
-  if (round != round_ || phase_ != Phase::waiting || name != watched_) return;
-  watched_.clear();
+  auto watched = find_watched_locked(entry);
+  if (round == round_ && watched != watched_.end() && watched->arming == ticket) {
+    watched->id = id;
+    return;
+  }
+  // The attempt moved on while the watch was being set (it fired, or we hold or gave up).
+  lock.unlock();
+  store_.unwatch(entry, id);
+}
+
+// A watch spent without its entry leaving, or lost with the connection, is set again while
+// we wait; during a listing it is dropped, and the listing's answer sets what it needs.
+void Acquisition::rewatch(unsigned round, const std::string& entry) {
+  {
+    std::lock_guard lock(mu_);
+    auto watched = find_watched_locked(entry);
+    if (round != round_ || watched == watched_.end()) return;
+    if (phase_ != Phase::waiting) {
+      watched_.erase(watched);
+      return;
+    }
+  }
+  arm(round, entry);
+}
+
+void Acquisition::on_watched_gone(unsigned round, const std::string& entry) {
+  std::unique_lock lock(mu_);
+  auto watched = find_watched_locked(entry);
+  if (round != round_ || watched == watched_.end()) return;
+  watched_.erase(watched);  // spent
+  // During a listing, the listing (answered after this news) no longer shows the entry.
+  if (phase_ != Phase::waiting) return;
   if (!rules_.lower_entries_only_leave) {
     phase_ = Phase::listing;
     lock.unlock();
     return list(round);
   }
-  lower_.erase(std::find(lower_.begin(), lower_.end(), name));
+  lower_.erase(std::find(lower_.begin(), lower_.end(), entry));
   // Hand-off without a round trip: no entry can appear below ours, and of those we saw fewer
   // than `permits` can still be there (if we saw them all).
   if (lower_complete_ && lower_.size() < site_.permits) return succeed(lock);
@@ -441,9 +516,13 @@ void Acquisition::finish(std::unique_lock<std::mutex>& lock, detail::Outcome out
   const auto timer = timer_;
   const auto observer = observer_;
   detail::Contender::Done done = std::move(done_);
+  std::vector<Watched> watches = std::exchange(watched_, {});
   lock.unlock();
   if (timer) store_.executor().cancel(*timer);
   store_.forget(observer);
+  // A holder, or a waiter that gave up, no longer needs news of the entries ahead: a
+  // semaphore's waiter let in by one of those it watched still watches the others.
+  unwatch(std::move(watches));
   if (auto holding = std::static_pointer_cast<EntryHolding>(outcome.holding)) holding->watch();
   done(std::move(outcome));
 }

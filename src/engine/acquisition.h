@@ -3,9 +3,11 @@
 //   enqueue + list, one round trip ──► listed ──► held
 //        │ no queue: create it, retry                 │ not first
 //        │ reply lost: find our entry by tag, adopt   ▼
-//        └────────────────────────────────────── wait on ONE entry (rules.h);
-//                                                 when it goes and no lower entry is
-//                                                 left: held, without a round trip
+//        └────────────────────────────────────── wait on the entries the rules name
+//                                                 (one; a semaphore's `permits`); when
+//                                                 one goes and fewer than `permits`
+//                                                 lower entries are left: held, without
+//                                                 a round trip
 //
 // An enqueue may answer with a partial listing (Listing::partial): our entry and the one the
 // store expects just ahead. The attempt waits on that one, and lists the queue before taking
@@ -73,9 +75,22 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   void on_listed(unsigned round, std::optional<Failure> failed, Listing listing);
   void recover(unsigned round, std::string tag);
   void on_search(unsigned round, const std::string& tag, Search search);
-  std::string watch_target_locked() const;
-  void watch_predecessor(unsigned round);
-  void on_predecessor_gone(unsigned round, const std::string& name);
+  // A watch on an entry ahead of ours: its store id (0 while it is being set), and a count
+  // of the times it was set, so that only the latest setting records its id.
+  struct Watched {
+    std::string entry;
+    QueueStore::WatchId id = 0;
+    unsigned arming = 0;
+  };
+  std::vector<std::string> watch_targets_locked() const;
+  std::vector<Watched>::iterator find_watched_locked(const std::string& entry);
+  // Watches the targets not watched yet.
+  void watch_targets(unsigned round);
+  void arm(unsigned round, const std::string& entry);
+  void rewatch(unsigned round, const std::string& entry);
+  void on_watched_gone(unsigned round, const std::string& entry);
+  // Removes `watches` from the store; call without mu_.
+  void unwatch(std::vector<Watched> watches);
   void on_own_entry_gone(unsigned round);
   // Fails on a stranger in the queue: lock_mismatch if it is another kind of lock, else
   // unorderable_path.
@@ -107,7 +122,7 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   // can only leave, else the one the rules named.
   std::vector<std::string> lower_;
   bool lower_complete_ = true;             // false after a partial listing: others may be below too
-  std::string watched_;                    // the entry of lower_ we watch now
+  std::vector<Watched> watched_;           // the entries of lower_ we watch now
   std::shared_ptr<EntryWatch> own_watch_;  // on our entry while we wait
   // The permits check found contenders and no record (check_permits()).
   bool permits_unrecorded_ = false;

@@ -163,8 +163,13 @@ class QueueStore {
   virtual void check_permits(bool may_record, std::function<void(PermitsCheck)> done) = 0;
 
   // Watches another contender's entry `entry` until it leaves; see WatchNews. Set again on
-  // WatchNews::changed.
-  virtual void watch(const std::string& entry, std::function<void(WatchNews, Failure)> news) = 0;
+  // WatchNews::changed. Returns an id for unwatch().
+  using WatchId = std::uint64_t;
+  virtual WatchId watch(const std::string& entry, std::function<void(WatchNews, Failure)> news) = 0;
+  // Ends the watch `id` on `entry` if it has not fired: `news` is dropped, and the server
+  // stops watching for this session unless another watch of it needs the entry, so that the
+  // entry's leaving wakes nobody who stopped waiting for it.
+  virtual void unwatch(const std::string& entry, WatchId id) = 0;
   // A watch on our own entry (not started).
   virtual std::shared_ptr<EntryWatch> watch_own(const std::string& entry) = 0;
 

@@ -9,8 +9,8 @@ namespace {
 constexpr std::string_view kMutexKind = "mutex";
 constexpr std::string_view kReadWriteKind = "read-write lock";
 
-// The first `permits` hold; the rest watch the entry `permits` places ahead, the one whose
-// leaving moves them up into the holders.
+// The first `permits` hold; the rest watch from the entry `permits` places ahead up to their
+// own: any of those leaving may move them up into the holders.
 Decision decide_first_n(std::span<const Entry>, std::size_t ours, std::uint32_t permits) {
   if (ours < permits) return {.held = true};
   return {.held = false, .watch = ours - permits};

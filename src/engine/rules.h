@@ -1,7 +1,7 @@
 // The lock rules: pure functions of the queue in order and our place in it.
 //
 // The acquisition (acquisition.h) enqueues, lists, watches and releases; a rule only says
-// whether our entry holds the lock or which single entry to watch. Test them from tables.
+// whether our entry holds the lock or which entry to watch. Test them from tables.
 #ifndef DLOCK_SRC_ENGINE_RULES_H_
 #define DLOCK_SRC_ENGINE_RULES_H_
 
@@ -17,7 +17,8 @@ namespace dlock::engine {
 
 struct Decision {
   bool held = false;
-  // When not held: the index of the one entry to watch (it sorts before ours).
+  // When not held: the index of the entry to watch (it sorts before ours). A semaphore's
+  // waiter watches the `permits` entries from this one up to ours (Acquisition).
   std::size_t watch = 0;
 };
 
@@ -40,7 +41,8 @@ struct Rules {
 // writer: the same, over readers and writers alike.
 // reader: holds when no writer is ahead, else watches the last writer ahead only (Curator's
 // readers watch the first, and so wake once per writer ahead).
-// semaphore: the first `permits` hold; a waiter watches the entry `permits` places ahead.
+// semaphore: the first `permits` hold; a waiter watches the `permits` entries just ahead, the
+// first of which is `permits` places ahead.
 const Rules& rules_for(Role role);
 
 // Sorts `entries` into lock order, by order key: stable, so entries with one key (a

@@ -93,10 +93,11 @@ TEST_F(SemaphoreTest, OfTwoKindsArrivingTogetherTheFirstComerWins) {
   }
 }
 
-// One release wakes one waiter: the one `permits` places behind the releaser. The releases go
-// one at a time, each once the waiter woken by the last one holds. Two releases in flight at
-// once can reach the server in either order, and a waiter whose watched entry goes before one
-// further ahead must wait again: that entry's release then wakes two (docs/protocol.md).
+// One release wakes one waiter: the first. Each waiter watches the `permits` entries just
+// ahead of it, and one let in stops watching the rest, so a release in queue order reaches
+// only the waiter it lets in. The releases go one at a time, each once the waiter woken by the
+// last one holds. (A holder released out of order also wakes the waiters behind it that watch
+// it: SemaphoreTest.AHolderReleasedOutOfOrderLetsTheFirstWaiterIn and docs/protocol.md.)
 TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
   constexpr int kPermits = 2;
   constexpr int kWaiters = 6;
@@ -140,11 +141,12 @@ TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
     }));
     ASSERT_TRUE(eventually([&] { return contenders("/pool").size() == i + 1u; }));
   }
-  // Every watch in place: each holder's on its own node, each waiter's on the node it waits
-  // for, and the first waiter's on its own node. (A watch the server has not acknowledged
-  // cannot be removed, and would fire on its owner's own release.)
-  ASSERT_TRUE(eventually(
-      [&] { return metric("zk_watch_count") == watches_before + kPermits + kWaiters + 1; }));
+  // Every watch in place: each holder's on its own node, each waiter's on the `permits` nodes
+  // ahead of it, and the first waiter's on its own node. (A watch the server has not
+  // acknowledged cannot be removed, and would fire on its owner's own release.)
+  ASSERT_TRUE(eventually([&] {
+    return metric("zk_watch_count") == watches_before + kPermits + kWaiters * kPermits + 1;
+  }));
   for (int i = 0; i < kAll; ++i) {
     SCOPED_TRACE("release of contender " + std::to_string(i));
     const std::int64_t fired_before = metric("zk_sum_node_deleted_watch_count");
@@ -159,6 +161,24 @@ TEST_F(SemaphoreTest, EachReleaseWakesOneWaiter) {
     }
   }
   for (auto& w : waiting) w.get();
+}
+
+// Holders release in any order. The first waiter is let in by whichever goes, not only by the
+// one `permits` places ahead of it: watching that one alone, it slept beside a free permit
+// until that holder went too, which could be hours.
+TEST_F(SemaphoreTest, AHolderReleasedOutOfOrderLetsTheFirstWaiterIn) {
+  auto first = std::make_unique<Semaphore>(connect(), "/pool", 2);
+  auto second = std::make_unique<Semaphore>(connect(), "/pool", 2);
+  first->lock();
+  second->lock();
+  Semaphore waiter(connect(), "/pool", 2);
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(20s); });
+  ASSERT_TRUE(eventually([&] { return contenders("/pool").size() == 3u; }));
+  second->unlock();
+  ASSERT_EQ(std::future_status::ready, waited.wait_for(10s)) << "a free permit, and no wake-up";
+  EXPECT_TRUE(waited.get());
+  waiter.unlock();
+  first->unlock();
 }
 
 // Never more than N believe they hold while contenders churn and a session is lost under

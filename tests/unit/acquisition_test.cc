@@ -155,7 +155,7 @@ TEST_F(AcquisitionTest, ReadersShare) {
   EXPECT_TRUE(r2.holds());
 }
 
-// With N permits the first N hold; a waiter watches the entry N places ahead.
+// With N permits the first N hold; a waiter watches the N entries just ahead of it.
 TEST_F(AcquisitionTest, SemaphoreWithNPermits) {
   std::vector<Contender> contenders;
   for (int i = 0; i < 5; ++i) contenders.push_back(contend(Role::semaphore, 3));
@@ -166,20 +166,59 @@ TEST_F(AcquisitionTest, SemaphoreWithNPermits) {
   EXPECT_FALSE(contenders[3].outcome->has_value());
   EXPECT_FALSE(contenders[4].outcome->has_value());
   EXPECT_EQ(queue_->watchers_of(entry(0)), 1u);  // the fourth
-  EXPECT_EQ(queue_->watchers_of(entry(1)), 1u);  // the fifth
-  EXPECT_EQ(queue_->watchers_of(entry(2)), 0u);
-  // The fourth is handed the permit without listing when the entry it watches leaves.
+  EXPECT_EQ(queue_->watchers_of(entry(1)), 2u);  // the fourth and the fifth
+  EXPECT_EQ(queue_->watchers_of(entry(2)), 2u);  // the same two
+  EXPECT_EQ(queue_->watchers_of(entry(3)), 2u);  // the fifth, and the fourth's own watch
+  // The fourth is handed the permit without listing when an entry it watches leaves, and
+  // stops watching the other two.
   const int lists = queue_->lists;
   contenders[0].release();
   queue_->deliver();
   EXPECT_TRUE(contenders[3].holds());
   EXPECT_FALSE(contenders[4].outcome->has_value());
   EXPECT_EQ(queue_->lists, lists);
+  EXPECT_EQ(queue_->watchers_of(entry(1)), 1u);  // the fifth
   // The fifth saw four below it: woken, it lists once and finds itself among the first three.
   contenders[1].release();
   queue_->deliver();
   EXPECT_TRUE(contenders[4].holds());
   EXPECT_EQ(queue_->lists, lists + 1);
+}
+
+// Holders release in any order: a waiter is let in by whichever of them goes first, not
+// only by the one `permits` places ahead of it (which kept it waiting beside a free permit).
+TEST_F(AcquisitionTest, ASemaphoreWaiterIsLetInByAnyHoldersRelease) {
+  std::vector<Contender> contenders;
+  for (int i = 0; i < 4; ++i) contenders.push_back(contend(Role::semaphore, 2));
+  queue_->deliver();
+  ASSERT_TRUE(contenders[1].holds());
+  contenders[1].release();  // the second holder, with the first still holding
+  queue_->deliver();
+  EXPECT_TRUE(contenders[2].holds());
+  EXPECT_FALSE(contenders[3].outcome->has_value());
+  // The fourth, let in by the third's release although the one it saw two places ahead (the
+  // first) still holds.
+  contenders[2].release();
+  queue_->deliver();
+  EXPECT_TRUE(contenders[3].holds());
+}
+
+// A waiter that gives up leaves no watch behind on the entries ahead of it: each would keep
+// the attempt alive, and wake its session, until that entry left.
+TEST_F(AcquisitionTest, AWaiterThatGivesUpStopsWatching) {
+  auto a = contend(Role::semaphore, 2);
+  auto b = contend(Role::semaphore, 2);
+  auto c = contend(Role::semaphore, 2);
+  queue_->deliver();
+  ASSERT_EQ(queue_->watchers_of(entry(0)), 1u);
+  ASSERT_EQ(queue_->watchers_of(entry(1)), 1u);
+  std::weak_ptr<Acquisition> waiting = c.attempt;
+  c.attempt->fail(dlock::errc::cancelled);
+  c.attempt.reset();
+  queue_->deliver();
+  EXPECT_EQ(queue_->watchers_of(entry(0)), 0u);
+  EXPECT_EQ(queue_->watchers_of(entry(1)), 0u);
+  EXPECT_TRUE(waiting.expired());
 }
 
 // A try-lock on a busy queue looks once and enqueues nothing.

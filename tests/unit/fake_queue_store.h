@@ -26,7 +26,10 @@ struct FakeQueue {
   std::vector<Entry> entries;  // in sequence order
   std::map<std::string, std::uint64_t> tokens;
   std::deque<std::function<void()>> replies;
-  std::map<std::string, std::vector<std::function<void()>>> watchers;  // by entry: on removal
+  // By entry, what its removal runs, with the watch's id (0 for a watch on one's own entry).
+  std::map<std::string, std::vector<std::pair<QueueStore::WatchId, std::function<void()>>>>
+      watchers;
+  QueueStore::WatchId next_watch = 1;
   std::map<QueueStore::ObserverId, std::function<void(Failure)>> observers;
   QueueStore::ObserverId next_observer = 1;
   int next_sequence = 0;
@@ -64,7 +67,7 @@ struct FakeQueue {
     std::erase_if(entries, [&](const Entry& entry) { return entry.name == name; });
     auto found = watchers.find(name);
     if (found == watchers.end()) return;
-    for (auto& gone : found->second) replies.push_back(std::move(gone));
+    for (auto& [id, gone] : found->second) replies.push_back(std::move(gone));
     watchers.erase(found);
   }
   std::size_t watchers_of(const std::string& name) const {
@@ -99,7 +102,7 @@ class FakeEntryWatch : public EntryWatch {
       if (!*stopped && *action) (*action)();
     };
     if (queue_->has(name_)) {
-      queue_->watchers[name_].push_back(fire);
+      queue_->watchers[name_].emplace_back(0, fire);
     } else {
       queue_->replies.push_back(fire);
     }
@@ -223,13 +226,21 @@ class FakeStore : public QueueStore {
   void check_permits(bool, std::function<void(PermitsCheck)> done) override {
     queue_->replies.push_back([=] { done(PermitsCheck(PermitsCheck::Result::agreed)); });
   }
-  void watch(const std::string& entry, std::function<void(WatchNews, Failure)> news) override {
+  WatchId watch(const std::string& entry, std::function<void(WatchNews, Failure)> news) override {
     auto gone = [news] { news(WatchNews::gone, Failure{}); };
+    const WatchId id = queue_->next_watch++;
     if (queue_->has(entry)) {
-      queue_->watchers[entry].push_back(gone);
+      queue_->watchers[entry].emplace_back(id, gone);
     } else {
       queue_->replies.push_back(gone);
     }
+    return id;
+  }
+  void unwatch(const std::string& entry, WatchId id) override {
+    auto found = queue_->watchers.find(entry);
+    if (found == queue_->watchers.end()) return;
+    std::erase_if(found->second, [id](const auto& watcher) { return watcher.first == id; });
+    if (found->second.empty()) queue_->watchers.erase(found);
   }
   std::shared_ptr<EntryWatch> watch_own(const std::string& entry) override {
     return std::make_shared<FakeEntryWatch>(queue_, entry);

@@ -259,10 +259,10 @@ void ZkQueueStore::check_permits(bool may_record, std::function<void(engine::Per
   });
 }
 
-void ZkQueueStore::watch(const std::string& entry,
-                         std::function<void(engine::WatchNews, Failure)> news) {
+engine::QueueStore::WatchId ZkQueueStore::watch(
+    const std::string& entry, std::function<void(engine::WatchNews, Failure)> news) {
   auto path = std::make_shared<const std::string>(entry_path(entry));
-  client_->get_data(
+  return client_->get_data(
       path,
       [news](zk::WatchEvent event) {
         news(
@@ -274,6 +274,10 @@ void ZkQueueStore::watch(const std::string& entry,
         if (ec == zk::Code::no_node) return news(engine::WatchNews::gone, Failure{});
         news(engine::WatchNews::failed, engine_failure(ec, "watching " + *path));
       });
+}
+
+void ZkQueueStore::unwatch(const std::string& entry, WatchId id) {
+  client_->remove_watch(entry_path(entry), id);
 }
 
 std::shared_ptr<engine::EntryWatch> ZkQueueStore::watch_own(const std::string& entry) {

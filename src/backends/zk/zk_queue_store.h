@@ -55,8 +55,10 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
   void check_permits(bool may_record, std::function<void(engine::PermitsCheck)> done) override;
   // getData with a watch, not exists: exists would leave a watch behind on a node that is
   // already gone.
-  void watch(const std::string& entry,
-             std::function<void(engine::WatchNews, engine::Failure)> news) override;
+  WatchId watch(const std::string& entry,
+                std::function<void(engine::WatchNews, engine::Failure)> news) override;
+  // removeWatches, unless another watch of this session needs the entry (zk::Client).
+  void unwatch(const std::string& entry, WatchId id) override;
   std::shared_ptr<engine::EntryWatch> watch_own(const std::string& entry) override;
   void remove(const std::string& entry) override {
     client_->remove_in_background(entry_path(entry));
