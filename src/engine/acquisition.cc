@@ -100,8 +100,11 @@ void Acquisition::probe() {
     if (failed && failed->trouble != Trouble::absent) return self->fail(std::move(*failed));
     if (!listing.strangers.empty()) return self->refuse(listing.strangers.front());
     if (self->permits_unrecorded()) return self->fail_unrecorded_permits();
-    // Would a newcomer, queued last, hold at once? Only then is an entry worth making.
     std::vector<Entry>& entries = listing.entries;
+    if (const Entry* other = self->disagreeing_permits(entries)) {
+      return self->fail(permits_disagree(std::to_string(other->permits), self->site_.permits));
+    }
+    // Would a newcomer, queued last, hold at once? Only then is an entry worth making.
     sort_in_lock_order(entries);
     entries.push_back(
         {.name = {}, .role = self->site_.role, .order = std::string(kLast), .sequence = {}});
@@ -212,6 +215,14 @@ void Acquisition::check_permits(bool may_record) {
   });
 }
 
+const Entry* Acquisition::disagreeing_permits(std::span<const Entry> ahead) const {
+  if (!rules_.records_permits) return nullptr;
+  for (const Entry& entry : ahead) {
+    if (entry.permits != 0 && entry.permits != site_.permits) return &entry;
+  }
+  return nullptr;
+}
+
 bool Acquisition::permits_unrecorded() {
   std::lock_guard lock(mu_);
   return permits_unrecorded_;
@@ -282,6 +293,12 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
     return create();
   }
   const std::size_t index = static_cast<std::size_t>(ours - entries.begin());
+  // As with kinds, the first comer's permits hold the path: those after ours refuse themselves.
+  if (const Entry* other = disagreeing_permits({entries.data(), index})) {
+    const Failure disagree = permits_disagree(std::to_string(other->permits), site_.permits);
+    lock.unlock();
+    return fail(disagree);
+  }
   const Decision decision = rules_.decide(entries, index, site_.permits);
   if (listing.partial && (decision.held || try_once_)) {
     // Others may be ahead of the entries a partial listing names, and the one it names may be

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -95,6 +96,10 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   // Fails on a stranger in the queue: lock_mismatch if it is another kind of lock, else
   // unorderable_path.
   void refuse(const Stranger& offender);
+  // A semaphore's entry among `ahead` whose name records other permits than ours, or null.
+  // The record in the queue is checked too (check_permits()), but one contender may replace
+  // a former user's record while another decides by it; entries cannot change.
+  const Entry* disagreeing_permits(std::span<const Entry> ahead) const;
   bool permits_unrecorded();
   // Fails as check_permits() found: semaphores in the queue, and no record of their permits.
   void fail_unrecorded_permits();

@@ -6,6 +6,7 @@
 #ifndef DLOCK_SRC_ENGINE_QUEUE_ENTRY_H_
 #define DLOCK_SRC_ENGINE_QUEUE_ENTRY_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct Entry {
   Role role = Role::exclusive;
   std::string order;     // the order key: entries queue by it, compared as strings
   std::string sequence;  // the store's sequence, which orders entries of every kind
+  // A semaphore's entry: the permits its contender asked for, if the store records them per
+  // entry (0 if not), so that every listing shows who disagrees.
+  std::uint32_t permits = 0;
 };
 
 // A listed item that is not an entry of our queue: another kind of lock in the same naming

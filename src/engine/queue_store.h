@@ -16,8 +16,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
+
+#include <dlock/error.h>
 
 #include "core/contender.h"
 #include "core/executor.h"
@@ -46,6 +49,13 @@ struct Failure {
 // A Failure the engine raises itself (timed_out, cancelled, lock_mismatch, ...).
 inline Failure failure(std::error_code error, std::string context = {}) {
   return {.trouble = Trouble::other, .error = error, .cause = error, .context = std::move(context)};
+}
+
+// A semaphore whose permits others set to `theirs`, asked for with `ours`: lock_mismatch.
+inline Failure permits_disagree(std::string_view theirs, std::uint32_t ours) {
+  return failure(dlock::errc::lock_mismatch, "the semaphore has " + std::string(theirs) +
+                                                 " permits; this handle asked for " +
+                                                 std::to_string(ours));
 }
 
 // A watch on our own entry that reports its removal once (thread safety: any thread).

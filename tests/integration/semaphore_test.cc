@@ -25,20 +25,43 @@ TEST_F(SemaphoreTest, AdmitsExactlyNHolders) {
   EXPECT_EQ(session->status("/gpu").holders.size(), 3u);
 }
 
+// lock() fails with lock_mismatch, saying the semaphore has `permits`.
+void expect_refused_as_a_semaphore_of(Semaphore& handle, int permits) {
+  try {
+    handle.lock();
+    ADD_FAILURE() << "a handle with " << handle.permits() << " permits joined a semaphore of "
+                  << permits;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::lock_mismatch);
+    EXPECT_NE(std::string(e.what()).find("has " + std::to_string(permits) + " permits"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(SemaphoreTest, ProcessesThatDisagreeOnThePermitsGetAClearError) {
   auto session = connect();
   Semaphore three(session, "/pool", 3);
   std::lock_guard held(three);
   Semaphore four(session, "/pool", 4);
-  try {
-    four.lock();
-    ADD_FAILURE() << "a handle with 4 permits joined a semaphore of 3";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), errc::lock_mismatch);
-    EXPECT_NE(std::string(e.what()).find("has 3 permits"), std::string::npos) << e.what();
-  }
+  expect_refused_as_a_semaphore_of(four, 3);
   EXPECT_TRUE(eventually([&] { return contenders("/pool").size() == 1; }));
   EXPECT_THROW(Semaphore(session, "/pool", 0), Error);
+}
+
+// Semaphores that disagree are told so even where the record of the permits in the lock node
+// was replaced: each node's name carries its own, and a contender checks those ahead of it.
+// (With the record alone, a Semaphore(3) replaced a former user's "2" while a Semaphore(2)
+// decided by the "2": both held, and another Semaphore(3) made three holders of a pool of two.)
+TEST_F(SemaphoreTest, ANodeAheadWithOtherPermitsIsRefusedWhateverTheRecordSays) {
+  auto session = connect();
+  Semaphore two(session, "/pool", 2);
+  std::lock_guard held(two);
+  ASSERT_EQ(ZOK, zoo_set(raw().handle(), "/pool", "3", 1, -1));  // as the racing replacer did
+  Semaphore three(session, "/pool", 3);
+  expect_refused_as_a_semaphore_of(three, 2);
+  EXPECT_THROW(three.try_lock(), Error);  // the try-lock's look checks too
+  EXPECT_TRUE(eventually([&] { return contenders("/pool").size() == 1; }));
 }
 
 // Pitfall: kinds mixed on one path. Each refuses the other with lock_mismatch naming the kind

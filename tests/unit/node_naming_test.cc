@@ -19,6 +19,8 @@ using dlock::engine::Role;
 using dlock::engine::rules_for;
 using dlock::zk_backend::naming_for;
 using dlock::zk_backend::naming_of_node;
+using dlock::zk_backend::node_stem;
+using dlock::zk_backend::permits_in_name;
 
 TEST(NodeNaming, NameNodesLikeCurator) {
   EXPECT_EQ(naming_for(Role::exclusive, Naming::curator).stem, "lock-");
@@ -79,6 +81,23 @@ TEST(NodeNaming, ChildrenBecomeEntriesOrStrangers) {
   EXPECT_EQ(listing.strangers[0].kind, "semaphore");
   EXPECT_EQ(listing.strangers[0].sequence, "0000000002");
   EXPECT_EQ(listing.strangers[1].kind, "");
+}
+
+// A semaphore's node names its permits, so every listing shows who disagrees; nothing else
+// reads as permits, not even a protection prefix whose uuid ends in digits.
+TEST(NodeNaming, ASemaphoreNodeNamesItsPermits) {
+  EXPECT_EQ(node_stem(naming_for(Role::semaphore, Naming::curator), 3), "n3-lease-");
+  EXPECT_EQ(node_stem(naming_for(Role::exclusive, Naming::curator), 3), "lock-");
+  const std::string prefix = "_c_0b8fd4a4-0f1e-4c3b-9a7d-123456789012-";
+  EXPECT_EQ(permits_in_name(prefix + "n3-lease-0000000007"), 3u);
+  EXPECT_EQ(permits_in_name(prefix + "n4294967295-lease-0000000007"), 4294967295u);
+  EXPECT_EQ(permits_in_name(prefix + "lease-0000000007"), 0u);  // an older dlock's node
+  EXPECT_EQ(permits_in_name(prefix + "n-lease-0000000007"), 0u);
+  EXPECT_EQ(permits_in_name(prefix + "n4294967296-lease-0000000007"), 0u);
+  EXPECT_EQ(permits_in_name(prefix + "n3x-lease-0000000007"), 0u);
+  EXPECT_EQ(permits_in_name(prefix + "lock-0000000007"), 0u);
+  EXPECT_EQ(permits_in_name("n3-lease-0000000007"), 3u);
+  EXPECT_EQ(permits_in_name("lease-0000000007"), 0u);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "node_naming.h"
 
+#include <charconv>
+#include <string>
+
 #include <dlock/error.h>
 
 #include "engine/rules.h"
@@ -16,6 +19,9 @@ constexpr std::string_view kCuratorRead = "__READ__";
 constexpr std::string_view kKazooWrite = "__lock__";
 constexpr std::string_view kKazooRead = "__rlock__";
 constexpr std::string_view kLease = "lease-";
+// Before a semaphore's stem: its permits, "n<digits>-". A protection prefix's uuid is hex and
+// cannot hold the 'n'.
+constexpr std::string_view kPermitsMark = "n";
 
 bool contains(std::string_view name, std::string_view marker) {
   return name.find(marker) != std::string_view::npos;
@@ -80,11 +86,29 @@ std::string_view other_kind(const NodeNaming& ours, std::string_view child) {
   return kind;
 }
 
+std::string node_stem(const NodeNaming& naming, std::uint32_t permits) {
+  if (naming.role != Role::semaphore) return std::string(naming.stem);
+  return std::string(kPermitsMark) + std::to_string(permits) + "-" + std::string(naming.stem);
+}
+
+std::uint32_t permits_in_name(std::string_view node) {
+  const std::size_t stem = node.rfind(kLease);
+  if (stem == std::string_view::npos || stem == 0 || node[stem - 1] != '-') return 0;
+  std::string_view head = node.substr(0, stem - 1);  // "..._c_<uuid>-n3"
+  head.remove_prefix(head.rfind('-') + 1);           // "n3"; no '-': npos + 1 == 0
+  if (!head.starts_with(kPermitsMark)) return 0;
+  head.remove_prefix(kPermitsMark.size());
+  std::uint32_t permits = 0;
+  const auto [end, ec] = std::from_chars(head.data(), head.data() + head.size(), permits);
+  return ec == std::errc() && end == head.data() + head.size() ? permits : 0;
+}
+
 engine::Entry to_entry(const std::string& child, std::span<const std::string_view> markers) {
   return {.name = child,
           .role = naming_of_node(child).role,
           .order = std::string(sort_key(child, markers)),
-          .sequence = std::string(sequence_of(child))};
+          .sequence = std::string(sequence_of(child)),
+          .permits = permits_in_name(child)};
 }
 
 engine::Listing to_listing(const std::vector<std::string>& children, const NodeNaming& ours) {

@@ -6,6 +6,7 @@
 #ifndef DLOCK_SRC_BACKENDS_ZK_NODE_NAMING_H_
 #define DLOCK_SRC_BACKENDS_ZK_NODE_NAMING_H_
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +39,13 @@ const NodeNaming& naming_of_node(std::string_view name);
 // `ours` in the same convention (a semaphore's node where we are a mutex); empty for a node
 // of another library or one that cannot be ordered.
 std::string_view other_kind(const NodeNaming& ours, std::string_view child);
+
+// The stem our nodes are created with. A semaphore's names its permits ("n3-lease-"), so that
+// every contender's listing shows the permits of each one ahead of it: a record in the lock
+// directory alone could be replaced by one contender while another decided by the old one.
+std::string node_stem(const NodeNaming& naming, std::uint32_t permits);
+// The permits a semaphore node's name records; 0 for a node that records none.
+std::uint32_t permits_in_name(std::string_view node);
 
 // The children of a lock directory as the engine's entries, ordered by `ours`'s markers;
 // children that order no key under them are strangers.

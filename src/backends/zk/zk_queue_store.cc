@@ -75,7 +75,7 @@ void ZkQueueStore::guess_tail(const engine::Listing& listing) {
 }
 
 void ZkQueueStore::create_entry(const std::string& tag, zk::Client::CreateCompletion done) {
-  client_->create(entry_path(tag + std::string(site_.naming->stem)), site_.data,
+  client_->create(entry_path(tag + node_stem(*site_.naming, site_.permits)), site_.data,
                   zk::CreateMode::ephemeral_sequential, std::move(done));
 }
 
@@ -252,10 +252,7 @@ void ZkQueueStore::check_permits(bool may_record, std::function<void(engine::Per
           });
     }
     if (recorded.empty()) return done(PermitsCheck(Result::unrecorded));
-    done(PermitsCheck(
-        Result::failed,
-        engine::failure(errc::lock_mismatch, "the semaphore has " + recorded +
-                                                 " permits; this handle asked for " + wanted)));
+    done(PermitsCheck(Result::failed, engine::permits_disagree(recorded, self->site_.permits)));
   });
 }
 

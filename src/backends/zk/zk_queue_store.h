@@ -22,7 +22,7 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
     std::string dir;            // the lock path: contender nodes are its children
     std::string data;           // written into our node (holder data)
     const NodeNaming* naming;   // our node names
-    std::uint32_t permits = 1;  // recorded in the directory for semaphores
+    std::uint32_t permits = 1;  // a semaphore's: in the directory's record and our node's name
     // The session's guesses of where our next node lands (mutexes only; null: none).
     std::shared_ptr<TailGuesses> tail_guesses;
   };
