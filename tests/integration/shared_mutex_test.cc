@@ -1,5 +1,6 @@
 // dlock::SharedMutex against a real ZooKeeper. Pitfall numbers refer to
 // shared/research/zk-lock-anchors.md §5.
+#include <algorithm>
 #include <future>
 #include <latch>
 #include <mutex>
@@ -111,6 +112,37 @@ TEST_F(SharedMutexTest, ALossSignalTakenBeforeADowngradeFiresWithTheReadLock) {
   session->close();
   EXPECT_TRUE(eventually([&] { return before.stop_requested(); }));
   EXPECT_TRUE(rw.lost().stop_requested());
+}
+
+// A write lock whose node someone else deleted is lost, and the writer queued behind holds:
+// a downgrade then fails and leaves no read node, which would have sorted before that holder
+// and made a reader and a writer hold at once (found by a probe; lost() never fired either).
+TEST_F(SharedMutexTest, ADowngradeOfAWriteLockWhoseNodeWasDeletedFailsAsLost) {
+  auto w = contender();
+  auto w2 = contender();
+  w->lock();
+  const std::stop_token lost = w->lost();
+  auto writing = std::async(std::launch::async, [&] { w2->lock(); });
+  expect_queued(2);
+  const auto nodes = contenders("/locks/rw");
+  const std::string writer_node = *std::min_element(  // the first by sequence
+      nodes.begin(), nodes.end(), [](const std::string& a, const std::string& b) {
+        return a.substr(a.size() - 10) < b.substr(b.size() - 10);
+      });
+  raw().remove("/locks/rw/" + writer_node);
+  ASSERT_EQ(writing.wait_for(10s), std::future_status::ready);
+  writing.get();
+  try {
+    w->downgrade();
+    ADD_FAILURE() << "downgraded a write lock whose node was deleted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::not_locked);
+    EXPECT_NE(std::string(e.what()).find("deleted"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(lost.stop_requested());
+  EXPECT_TRUE(eventually([&] { return contenders("/locks/rw").size() == 1u; }));
+  EXPECT_TRUE(w2->owns_lock());
+  w->unlock();
 }
 
 TEST_F(SharedMutexTest, DowngradeNeedsTheWriteLock) {

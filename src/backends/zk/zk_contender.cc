@@ -46,6 +46,11 @@ void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done
 // A writer's downgrade: a read node at the writer's own sequence, created plainly (not
 // sequential), as Curator does. It sorts beside the writer's node, so writers queued behind
 // the writer now wait for the reader too, and no writer can get in between.
+//
+// Unless the writer's node is gone already: someone else deleted it (our own release would
+// have ended the holding first), which let the next writer in, and a reader made beside it
+// would sort before that holder. A getData of the writer's node, sent right behind the create
+// and so answered after it, tells; then the reader goes again and the write lock is lost.
 void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
   const auto* writer = dynamic_cast<const ZkHolding*>(&held);
   if (writer == nullptr || engine::rules_for(naming_.role).lower_entries_only_leave) {
@@ -55,22 +60,39 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
   auto path = std::make_shared<const std::string>(detail::child_path(
       dir_, naming_.new_prefix() + std::string(naming_.stem) + node.substr(node.size() - 10)));
   std::shared_ptr<zk::Client> client = writer->client();
+  struct Created {
+    std::error_code error;
+    std::uint64_t token = 0;
+  };
+  auto created = std::make_shared<Created>();
   client->create(*path, detail::encode_holder_data(label()), zk::CreateMode::ephemeral,
-                 [client, path, lost = held.loss_signal(), done = std::move(done)](
-                     std::error_code ec, std::string, const zk::Stat& stat) {
-                   if (ec) {
-                     // The create may have been applied though its reply was lost: take it back.
-                     if (zk::is_connection_error(ec)) {
-                       client->remove_in_background(*path, /*may_be_gone=*/true);
-                     }
-                     return done(detail::Outcome::failure(zk::to_dlock_error(ec),
-                                                          "downgrading: " + ec.message()));
-                   }
-                   auto holding = std::make_shared<ZkHolding>(
-                       client, path, static_cast<std::uint64_t>(stat.czxid), nullptr, lost);
-                   holding->watch();
-                   done(detail::Outcome::success(std::move(holding)));
+                 [created](std::error_code ec, std::string, const zk::Stat& stat) {
+                   created->error = ec;
+                   created->token = static_cast<std::uint64_t>(stat.czxid);
                  });
+  client->get_data(node, [client, path, node, created, lost = held.loss_signal(),
+                          done = std::move(done)](std::error_code checked, std::string,
+                                                  const zk::Stat&) {
+    if (const std::error_code ec = created->error) {
+      // The create may have been applied though its reply was lost: take it back.
+      if (zk::is_connection_error(ec)) client->remove_in_background(*path, /*may_be_gone=*/true);
+      return done(detail::Outcome::failure(zk::to_dlock_error(ec), "downgrading: " + ec.message()));
+    }
+    if (checked) {
+      client->remove_in_background(*path);
+      if (checked != zk::Code::no_node) {
+        return done(detail::Outcome::failure(zk::to_dlock_error(checked),
+                                             "downgrading: " + checked.message()));
+      }
+      lost.request_stop();
+      return done(detail::Outcome::failure(
+          errc::not_locked, "downgrading: the write lock's node " + node +
+                                " was deleted by someone else; the write lock is lost"));
+    }
+    auto holding = std::make_shared<ZkHolding>(client, path, created->token, nullptr, lost);
+    holding->watch();
+    done(detail::Outcome::success(std::move(holding)));
+  });
 }
 
 void ZkContender::abandon() noexcept {
