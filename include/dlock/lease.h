@@ -48,7 +48,10 @@ class DLOCK_EXPORT Lease {
 
   // Fires (stop_requested() becomes true) when the lock is lost: the session expired, the lock
   // node was deleted by someone else, or the connection was down so long that the server may
-  // already have expired the session. Callbacks registered with std::stop_callback run on the
+  // already have expired the session. For an expiry or a long disconnection it fires before
+  // the server can let anyone else in. A node deleted by someone else lets the next waiter in
+  // at once; the holder hears of it at once if it has held the lock for a second, else when
+  // that first second ends (docs/guarantees.md). Callbacks registered with std::stop_callback run on the
   // library's executor thread; they must not block for long. An empty Lease returns a token
   // that never fires.
   std::stop_token lost() const noexcept;
