@@ -99,8 +99,8 @@ void Acquisition::probe() {
     }
     if (failed && failed->trouble != Trouble::absent) return self->fail(std::move(*failed));
     if (!listing.strangers.empty()) return self->refuse(listing.strangers.front());
-    if (self->permits_unrecorded()) return self->fail_unrecorded_permits();
     std::vector<Entry>& entries = listing.entries;
+    if (self->permits_unknown(entries)) return self->fail_unrecorded_permits();
     if (const Entry* other = self->disagreeing_permits(entries)) {
       return self->fail(permits_disagree(std::to_string(other->permits), self->site_.permits));
     }
@@ -202,7 +202,6 @@ void Acquisition::check_permits(bool may_record) {
       case PermitsCheck::Result::unrecorded: {
         // Contenders, and no record: another kind of lock, which the listing (answered
         // next) names; or semaphores that lost their record, which it refuses.
-        std::lock_guard lock(self->mu_);
         self->permits_unrecorded_ = true;
         return;
       }
@@ -223,9 +222,9 @@ const Entry* Acquisition::disagreeing_permits(std::span<const Entry> ahead) cons
   return nullptr;
 }
 
-bool Acquisition::permits_unrecorded() {
-  std::lock_guard lock(mu_);
-  return permits_unrecorded_;
+bool Acquisition::permits_unknown(std::span<const Entry> entries) const {
+  return permits_unrecorded_ && std::any_of(entries.begin(), entries.end(),
+                                            [](const Entry& entry) { return entry.permits == 0; });
 }
 
 void Acquisition::fail_unrecorded_permits() {
@@ -276,11 +275,11 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
     lock.unlock();
     return refuse(listing.strangers.front());
   }
-  if (permits_unrecorded_) {
+  std::vector<Entry>& entries = listing.entries;
+  if (permits_unknown(entries)) {
     lock.unlock();
     return fail_unrecorded_permits();
   }
-  std::vector<Entry>& entries = listing.entries;
   sort_in_lock_order(entries);
   const auto ours = std::find_if(entries.begin(), entries.end(),
                                  [this](const Entry& entry) { return entry.name == entry_; });

@@ -18,6 +18,7 @@
 #ifndef DLOCK_SRC_ENGINE_ACQUISITION_H_
 #define DLOCK_SRC_ENGINE_ACQUISITION_H_
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -100,8 +101,12 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   // The record in the queue is checked too (check_permits()), but one contender may replace
   // a former user's record while another decides by it; entries cannot change.
   const Entry* disagreeing_permits(std::span<const Entry> ahead) const;
-  bool permits_unrecorded();
-  // Fails as check_permits() found: semaphores in the queue, and no record of their permits.
+  // check_permits() found contenders and no record, and `entries` (a listing answered after
+  // it) holds semaphores whose names do not say their permits either (an older dlock's):
+  // their record was lost. Without such entries the contenders it found were of another
+  // kind, whose nodes the listing would show as strangers, or gone since.
+  bool permits_unknown(std::span<const Entry> entries) const;
+  // Fails as permits_unknown() found: semaphores in the queue, and no record of their permits.
   void fail_unrecorded_permits();
   // Retries `step` once connected, or fails with the reason the session ended.
   void when_connected(std::function<void()> step);
@@ -129,8 +134,9 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   bool lower_complete_ = true;             // false after a partial listing: others may be below too
   std::vector<Watched> watched_;           // the entries of lower_ we watch now
   std::shared_ptr<EntryWatch> own_watch_;  // on our entry while we wait
-  // The permits check found contenders and no record (check_permits()).
-  bool permits_unrecorded_ = false;
+  // The permits check found contenders and no record (check_permits()); set on the store's
+  // thread, read by the listing's answer, which comes after it.
+  std::atomic<bool> permits_unrecorded_{false};
   std::optional<detail::Executor::TimerId> timer_;
   QueueStore::ObserverId observer_ = 0;
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;

@@ -39,11 +39,13 @@ class AcquisitionTest : public ::testing::Test {
   };
 
   // Starts a contender; `deadline` in the past tries once.
+  // A semaphore's entries name their permits unless `unnamed` (as an older dlock's did not).
   Contender contend(Role role, std::uint32_t permits = 1,
-                    Clock::time_point deadline = Clock::time_point::max()) {
+                    Clock::time_point deadline = Clock::time_point::max(), bool unnamed = false) {
+    const std::uint32_t named = role == Role::semaphore && !unnamed ? permits : 0;
     Contender contender;
     contender.attempt = Acquisition::start(
-        {.store = std::make_shared<FakeStore>(queue_, executor_, role),
+        {.store = std::make_shared<FakeStore>(queue_, executor_, role, named),
          .role = role,
          .permits = permits,
          .connect_timeout = 1s,
@@ -219,6 +221,41 @@ TEST_F(AcquisitionTest, AWaiterThatGivesUpStopsWatching) {
   EXPECT_EQ(queue_->watchers_of(entry(0)), 0u);
   EXPECT_EQ(queue_->watchers_of(entry(1)), 0u);
   EXPECT_TRUE(waiting.expired());
+}
+
+// No record of the permits, and contenders seen: refused only if the listing shows semaphores
+// whose names do not carry their permits either. Others were another kind's, gone by the
+// listing (a probe saw "semaphores hold ... permits are not recorded" where a mutex had been).
+TEST_F(AcquisitionTest, UnrecordedPermitsRefuseOnlyWhereNoNameSaysThem) {
+  queue_->unrecorded_next_check = true;
+  auto named = contend(Role::semaphore, 2);
+  queue_->deliver();
+  EXPECT_TRUE(named.holds());
+  named.release();
+  queue_->deliver();
+
+  auto older = contend(Role::semaphore, 2, Clock::time_point::max(), /*unnamed=*/true);
+  queue_->deliver();
+  ASSERT_TRUE(older.holds());
+  queue_->unrecorded_next_check = true;
+  auto refused = contend(Role::semaphore, 2);
+  queue_->deliver();
+  ASSERT_TRUE(refused.outcome->has_value());
+  EXPECT_EQ((*refused.outcome)->error, dlock::errc::lock_mismatch);
+  EXPECT_NE((*refused.outcome)->detail.find("not recorded"), std::string::npos);
+}
+
+// A node ahead naming other permits is refused, whatever the record said.
+TEST_F(AcquisitionTest, AnEntryAheadWithOtherPermitsIsRefused) {
+  auto two = contend(Role::semaphore, 2);
+  queue_->deliver();
+  ASSERT_TRUE(two.holds());
+  auto three = contend(Role::semaphore, 3);
+  queue_->deliver();
+  ASSERT_TRUE(three.outcome->has_value());
+  EXPECT_EQ((*three.outcome)->error, dlock::errc::lock_mismatch);
+  EXPECT_NE((*three.outcome)->detail.find("has 2 permits"), std::string::npos);
+  EXPECT_EQ(queue_->entries.size(), 1u);  // its own entry went again
 }
 
 // A try-lock on a busy queue looks once and enqueues nothing.

@@ -43,6 +43,8 @@ struct FakeQueue {
   bool drop_next_enqueue = false;
   // The next listing finds no queue (ZooKeeper removed the empty lock node).
   bool absent_next_list = false;
+  // The next permits check finds contenders and no record.
+  bool unrecorded_next_check = false;
   // The next enqueue answers with a partial listing: this entry, there or not, and ours, as a
   // ZooKeeper session that guessed its tail does. A name not in the queue orders by its last
   // ten characters.
@@ -153,8 +155,10 @@ class FakeHolding : public EntryHolding {
 // One contender's view: its role names what it enqueues.
 class FakeStore : public QueueStore {
  public:
-  FakeStore(std::shared_ptr<FakeQueue> queue, detail::Executor& executor, Role role)
-      : queue_(std::move(queue)), executor_(executor), role_(role) {}
+  // `named_permits`: the permits its entries' names carry (a semaphore's), 0 for none.
+  FakeStore(std::shared_ptr<FakeQueue> queue, detail::Executor& executor, Role role,
+            std::uint32_t named_permits = 0)
+      : queue_(std::move(queue)), executor_(executor), role_(role), named_permits_(named_permits) {}
 
   std::string name() const override { return "/q"; }
   std::string entry_path(const std::string& entry) const override { return "/q/" + entry; }
@@ -224,7 +228,10 @@ class FakeStore : public QueueStore {
     queue_->replies.push_back([=] { done(search); });
   }
   void check_permits(bool, std::function<void(PermitsCheck)> done) override {
-    queue_->replies.push_back([=] { done(PermitsCheck(PermitsCheck::Result::agreed)); });
+    const auto result = std::exchange(queue_->unrecorded_next_check, false)
+                            ? PermitsCheck::Result::unrecorded
+                            : PermitsCheck::Result::agreed;
+    queue_->replies.push_back([=] { done(PermitsCheck(result)); });
   }
   WatchId watch(const std::string& entry, std::function<void(WatchNews, Failure)> news) override {
     auto gone = [news] { news(WatchNews::gone, Failure{}); };
@@ -256,8 +263,11 @@ class FakeStore : public QueueStore {
     char sequence[11];
     std::snprintf(sequence, sizeof sequence, "%010d", queue_->next_sequence++);
     const std::string name = tag + sequence;
-    queue_->entries.push_back(
-        {.name = name, .role = role_, .order = sequence, .sequence = sequence});
+    queue_->entries.push_back({.name = name,
+                               .role = role_,
+                               .order = sequence,
+                               .sequence = sequence,
+                               .permits = named_permits_});
     const auto token = static_cast<std::uint64_t>(100 + queue_->next_sequence);
     queue_->tokens[name] = token;
     return {.name = name, .sequence = sequence, .token = token};
@@ -266,6 +276,7 @@ class FakeStore : public QueueStore {
   const std::shared_ptr<FakeQueue> queue_;
   detail::Executor& executor_;
   const Role role_;
+  const std::uint32_t named_permits_;
 };
 
 }  // namespace dlock::engine::testing
