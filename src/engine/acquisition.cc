@@ -50,9 +50,9 @@ void Acquisition::wait_for_connection() {
           self->fail(errc::connect_failed, message ? *message : std::string());
         }
       });
-  when_connected([self = shared_from_this(), timer] {
-    self->store_.executor().cancel(timer);
-    self->begin();
+  when_connected([timer](Acquisition& self) {
+    self.store_.executor().cancel(timer);
+    self.begin();
   });
 }
 
@@ -64,13 +64,23 @@ Acquisition::Acquisition(LockSite site, Clock::time_point deadline, detail::Cont
       try_once_(deadline <= Clock::now()),
       done_(std::move(done)) {}
 
-void Acquisition::when_connected(std::function<void()> step) {
+// The store keeps its waiters until it connects, which in an outage may be never: a waiter
+// holds the attempt weakly, and the attempt itself (awaiting_connection_) only until it ends,
+// so that a try-lock retried in a loop does not pile up attempts behind the connection.
+void Acquisition::when_connected(std::function<void(Acquisition&)> step) {
+  {
+    std::lock_guard lock(mu_);
+    if (phase_ == Phase::done) return;
+    awaiting_connection_ = shared_from_this();
+  }
   store_.when_connected(
-      [self = shared_from_this(), step = std::move(step)](std::optional<Failure> dead) {
+      [weak = weak_from_this(), step = std::move(step)](std::optional<Failure> dead) {
+        const std::shared_ptr<Acquisition> self = weak.lock();
+        if (!self) return;
         if (dead) {
           self->fail(std::move(*dead));
         } else {
-          step();
+          step(*self);
         }
       });
 }
@@ -95,7 +105,7 @@ void Acquisition::probe() {
   if (rules_.records_permits) check_permits(/*may_record=*/false);
   store_.list([self = shared_from_this()](std::optional<Failure> failed, Listing listing) {
     if (failed && failed->trouble == Trouble::connection) {
-      return self->when_connected([self] { self->probe(); });
+      return self->when_connected([](Acquisition& again) { again.probe(); });
     }
     if (failed && failed->trouble != Trouble::absent) return self->fail(std::move(*failed));
     if (!listing.strangers.empty()) return self->refuse(listing.strangers.front());
@@ -207,7 +217,8 @@ void Acquisition::check_permits(bool may_record) {
       }
       case PermitsCheck::Result::failed:
         if (check.failure.trouble == Trouble::connection) {
-          return self->when_connected([self, may_record] { self->check_permits(may_record); });
+          return self->when_connected(
+              [may_record](Acquisition& again) { again.check_permits(may_record); });
         }
         return self->fail(std::move(check.failure));
     }
@@ -246,7 +257,7 @@ void Acquisition::create_queue() {
   store_.create_queue([self = shared_from_this()](std::optional<Failure> failed) {
     if (!failed) return self->create();
     if (failed->trouble == Trouble::connection) {
-      return self->when_connected([self] { self->create_queue(); });
+      return self->when_connected([](Acquisition& again) { again.create_queue(); });
     }
     self->fail(std::move(*failed));
   });
@@ -258,7 +269,7 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
   if (round != round_ || phase_ != Phase::listing) return;
   if (failed && failed->trouble == Trouble::connection) {
     lock.unlock();
-    return when_connected([self = shared_from_this(), round] { self->list(round); });
+    return when_connected([round](Acquisition& again) { again.list(round); });
   }
   // A queue that is gone lists nothing: our entry went with it (ZooKeeper removes an empty lock
   // node once someone removed our entry and the others left), and we queue again below.
@@ -311,6 +322,7 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
     return fail(errc::timed_out);
   }
   lower_complete_ = !listing.partial;
+  listed_on_ = store_.connections();
   lower_.clear();
   if (rules_.lower_entries_only_leave) {
     for (std::size_t i = 0; i < index; ++i) lower_.push_back(entries[i].name);
@@ -412,7 +424,8 @@ void Acquisition::arm(unsigned round, const std::string& entry) {
             return self->rewatch(round, entry);
           case WatchNews::failed:
             if (failed.trouble == Trouble::connection) {
-              return self->when_connected([self, round, entry] { self->rewatch(round, entry); });
+              return self->when_connected(
+                  [round, entry](Acquisition& again) { again.rewatch(round, entry); });
             }
             return self->fail(std::move(failed));
         }
@@ -457,8 +470,12 @@ void Acquisition::on_watched_gone(unsigned round, const std::string& entry) {
   }
   lower_.erase(std::find(lower_.begin(), lower_.end(), entry));
   // Hand-off without a round trip: no entry can appear below ours, and of those we saw fewer
-  // than `permits` can still be there (if we saw them all).
-  if (lower_complete_ && lower_.size() < site_.permits) return succeed(lock);
+  // than `permits` can still be there (if we saw them all). Only over the connection that
+  // listed them: after a reconnection, SetWatches replays what happened meanwhile in path
+  // order, and the news that someone deleted our own entry may come after this.
+  if (lower_complete_ && lower_.size() < site_.permits && store_.connections() == listed_on_) {
+    return succeed(lock);
+  }
   // Others we saw below us may still be there, or long gone: in a busy queue most are. One
   // listing tells, where asking about each in turn would cost a round trip apiece.
   phase_ = Phase::listing;
@@ -529,6 +546,8 @@ void Acquisition::fail(Failure why) {
 
 void Acquisition::finish(std::unique_lock<std::mutex>& lock, detail::Outcome outcome) {
   phase_ = Phase::done;
+  // May be the last reference but for the caller's: released once this call returns.
+  const std::shared_ptr<Acquisition> unwaited = std::move(awaiting_connection_);
   const auto timer = timer_;
   const auto observer = observer_;
   detail::Contender::Done done = std::move(done_);

@@ -108,8 +108,9 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   bool permits_unknown(std::span<const Entry> entries) const;
   // Fails as permits_unknown() found: semaphores in the queue, and no record of their permits.
   void fail_unrecorded_permits();
-  // Retries `step` once connected, or fails with the reason the session ended.
-  void when_connected(std::function<void()> step);
+  // Runs `step` once connected, unless the attempt ended meanwhile; or fails with the reason
+  // the session ended.
+  void when_connected(std::function<void(Acquisition&)> step);
   // REQUIRES: mu_ held by `lock`; unlocks it.
   void succeed(std::unique_lock<std::mutex>& lock);
   void finish(std::unique_lock<std::mutex>& lock, detail::Outcome outcome);
@@ -132,6 +133,7 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   // can only leave, else the one the rules named.
   std::vector<std::string> lower_;
   bool lower_complete_ = true;             // false after a partial listing: others may be below too
+  std::uint64_t listed_on_ = 0;            // the store's connections() when lower_ was listed
   std::vector<Watched> watched_;           // the entries of lower_ we watch now
   std::shared_ptr<EntryWatch> own_watch_;  // on our entry while we wait
   // The permits check found contenders and no record (check_permits()); set on the store's
@@ -139,6 +141,8 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   std::atomic<bool> permits_unrecorded_{false};
   std::optional<detail::Executor::TimerId> timer_;
   QueueStore::ObserverId observer_ = 0;
+  // The attempt itself while a step waits for the connection (when_connected()), until done.
+  std::shared_ptr<Acquisition> awaiting_connection_;
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
 };
 

@@ -145,6 +145,10 @@ class QueueStore {
   // thread, if it is), or with the failure that ended the session.
   virtual bool connected() const = 0;
   virtual void when_connected(Done fn) = 0;
+  // How many times the session has connected: answers and news handled while it stays the
+  // same came over one connection, in order. News after a reconnection may be replayed in
+  // another order than things happened.
+  virtual std::uint64_t connections() const = 0;
   // The session-lost event: `fn` is called once, with the reason, when the session ends.
   using ObserverId = std::uint64_t;
   virtual ObserverId on_session_lost(std::function<void(Failure)> fn) = 0;

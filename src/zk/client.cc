@@ -578,6 +578,7 @@ void Client::on_handshake(std::string_view frame) {
     dead = static_cast<bool>(dead_);
     if (!dead) {
       connected_ = true;
+      ++connections_;
       waiters.swap(connection_waiters_);
     }
   }

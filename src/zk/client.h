@@ -90,6 +90,9 @@ class Client : public std::enable_shared_from_this<Client> {
   void kill(std::error_code reason);
 
   bool connected() const noexcept { return connected_.load(); }
+  // How many times the client has connected. Replies and watch events handled while it reads
+  // the same came over one connection; a later one may follow events replayed by SetWatches.
+  std::uint64_t connections() const noexcept { return connections_.load(); }
   // Empty while alive; the reason it died otherwise.
   std::error_code dead_reason() const;
   std::int64_t session_id() const noexcept { return session_id_.load(); }
@@ -269,6 +272,7 @@ class Client : public std::enable_shared_from_this<Client> {
   std::shared_ptr<net::TlsContext> tls_;
   std::vector<Endpoint> endpoints_;  // shuffled once, tried in turn
   std::atomic<bool> connected_{false};
+  std::atomic<std::uint64_t> connections_{0};
   std::atomic<std::int64_t> session_id_{0};
   std::atomic<std::int64_t> timeout_ms_;
   std::atomic<std::chrono::steady_clock::rep> last_confirmed_{0};

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <dlock/error.h>
@@ -256,6 +257,41 @@ TEST_F(AcquisitionTest, AnEntryAheadWithOtherPermitsIsRefused) {
   EXPECT_EQ((*three.outcome)->error, dlock::errc::lock_mismatch);
   EXPECT_NE((*three.outcome)->detail.find("has 2 permits"), std::string::npos);
   EXPECT_EQ(queue_->entries.size(), 1u);  // its own entry went again
+}
+
+// After a reconnection the news that the entry ahead left may be a replay, and the news that
+// our own entry went may follow it (SetWatches fires in path order): the waiter lists before
+// it takes the lock, rather than holding on a deleted entry beside the next holder.
+TEST_F(AcquisitionTest, AfterAReconnectionAHandOffListsFirst) {
+  auto a = contend(Role::exclusive);
+  auto b = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  const int lists = queue_->lists;
+  ++queue_->connections;
+  a.release();
+  queue_->deliver();
+  EXPECT_TRUE(b.holds());
+  EXPECT_EQ(queue_->lists, lists + 1);
+}
+
+// The store keeps what waits for its connection until it connects, which in an outage may be
+// never: an attempt that ended meanwhile must not stay with it, or a try-lock retried in a
+// loop piles up attempts.
+TEST_F(AcquisitionTest, AnAttemptEndedWhileWaitingForTheConnectionIsNotKeptByIt) {
+  queue_->disconnected = true;
+  auto a = contend(Role::exclusive);
+  std::weak_ptr<Acquisition> attempt = a.attempt;
+  a.attempt->fail(dlock::errc::cancelled);
+  a.attempt.reset();
+  ASSERT_EQ(queue_->connection_waiters.size(), 1u);
+  EXPECT_TRUE(attempt.expired());
+  ASSERT_TRUE(a.outcome->has_value());
+  EXPECT_EQ((*a.outcome)->error, dlock::errc::cancelled);
+  queue_->disconnected = false;
+  for (auto& waiter : std::exchange(queue_->connection_waiters, {})) waiter(std::nullopt);
+  queue_->deliver();
+  EXPECT_EQ(queue_->enqueues, 0);
 }
 
 // A try-lock on a busy queue looks once and enqueues nothing.

@@ -43,6 +43,11 @@ struct FakeQueue {
   bool drop_next_enqueue = false;
   // The next listing finds no queue (ZooKeeper removed the empty lock node).
   bool absent_next_list = false;
+  // The session's connections so far (QueueStore::connections); while `disconnected`, the
+  // callbacks waiting for the next.
+  std::uint64_t connections = 1;
+  bool disconnected = false;
+  std::vector<QueueStore::Done> connection_waiters;
   // The next permits check finds contenders and no record.
   bool unrecorded_next_check = false;
   // The next enqueue answers with a partial listing: this entry, there or not, and ours, as a
@@ -87,6 +92,7 @@ struct FakeQueue {
   // The session closes: what it owes goes, and with it the attempts those callbacks keep
   // alive (an attempt owns its store, which owns this queue: a cycle until then).
   void close() {
+    connection_waiters.clear();
     watchers.clear();
     replies.clear();
     observers.clear();
@@ -164,8 +170,12 @@ class FakeStore : public QueueStore {
   std::string entry_path(const std::string& entry) const override { return "/q/" + entry; }
   detail::Executor& executor() const override { return executor_; }
   void report(Severity, std::string text) const override { queue_->log.push_back(text); }
-  bool connected() const override { return true; }
-  void when_connected(Done fn) override { fn(std::nullopt); }
+  bool connected() const override { return !queue_->disconnected; }
+  std::uint64_t connections() const override { return queue_->connections; }
+  void when_connected(Done fn) override {
+    if (!queue_->disconnected) return fn(std::nullopt);
+    queue_->connection_waiters.push_back(std::move(fn));
+  }
   ObserverId on_session_lost(std::function<void(Failure)> fn) override {
     const ObserverId id = queue_->next_observer++;
     queue_->observers[id] = std::move(fn);
