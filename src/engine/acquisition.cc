@@ -21,15 +21,31 @@ std::shared_ptr<Acquisition> Acquisition::start(LockSite site, Clock::time_point
                                                 detail::Contender::Done done) {
   std::shared_ptr<Acquisition> self(new Acquisition(std::move(site), deadline, std::move(done)));
   std::weak_ptr<Acquisition> weak = self;
-  self->observer_ = self->store_.on_session_lost([weak](Failure reason) {
+  const QueueStore::ObserverId observer = self->store_.on_session_lost([weak](Failure reason) {
     if (auto s = weak.lock()) s->fail(std::move(reason));
   });
   // A try once ends when the server has not answered it in time (time_left.h).
   const Clock::time_point ends = self->try_once_ ? detail::give_up_at(deadline) : deadline;
+  std::optional<detail::Executor::TimerId> timer;
   if (ends != Clock::time_point::max()) {
-    self->timer_ = self->store_.executor().post_at(ends, [weak] {
+    timer = self->store_.executor().post_at(ends, [weak] {
       if (auto s = weak.lock()) s->fail(errc::timed_out);
     });
+  }
+  // Either may have fired on the store's thread already, and finish() read what it had.
+  bool ended;
+  {
+    std::lock_guard lock(self->mu_);
+    ended = self->phase_ == Phase::done;
+    if (!ended) {
+      self->observer_ = observer;
+      self->timer_ = timer;
+    }
+  }
+  if (ended) {
+    self->store_.forget(observer);
+    if (timer) self->store_.executor().cancel(*timer);
+    return self;
   }
   if (stop.stop_possible()) {
     self->on_stop_.emplace(std::move(stop), [weak] {
@@ -340,11 +356,15 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
   if (hand_off_without_listing && !own_watch_) {
     own_watch = own_watch_ = store_.watch_own(entry_);
   }
-  // A reader's last writer ahead may be another now; entries that only leave stay targets.
+  // A reader's last writer ahead may be another now; entries that only leave stay targets,
+  // watched as they were, unless our own watch starts now: news of entries ahead may hand us
+  // the lock only after its answer (else our entry may be gone unseen), and only watches set
+  // after it are answered after it. So those are set again, behind it.
   std::vector<Watched> stale;
   const std::vector<std::string> targets = watch_targets_locked();
   std::erase_if(watched_, [&](Watched& watched) {
-    if (std::find(targets.begin(), targets.end(), watched.entry) != targets.end()) return false;
+    const bool target = std::find(targets.begin(), targets.end(), watched.entry) != targets.end();
+    if (target && !own_watch) return false;
     stale.push_back(std::move(watched));
     return true;
   });

@@ -180,9 +180,10 @@ class QueueStore {
   // WatchNews::changed. Returns an id for unwatch().
   using WatchId = std::uint64_t;
   virtual WatchId watch(const std::string& entry, std::function<void(WatchNews, Failure)> news) = 0;
-  // Ends the watch `id` on `entry` if it has not fired: `news` is dropped, and the server
-  // stops watching for this session unless another watch of it needs the entry, so that the
-  // entry's leaving wakes nobody who stopped waiting for it.
+  // Ends the watch `id` on `entry` if it has not fired: the server stops watching for this
+  // session unless another watch of it needs the entry, so that the entry's leaving wakes
+  // nobody who stopped waiting for it, and `news` is dropped, unless the request that sets
+  // the watch is still unanswered: its answer ("gone", a failure) may still come.
   virtual void unwatch(const std::string& entry, WatchId id) = 0;
   // A watch on our own entry (not started).
   virtual std::shared_ptr<EntryWatch> watch_own(const std::string& entry) = 0;

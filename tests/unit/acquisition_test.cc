@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -204,6 +205,27 @@ TEST_F(AcquisitionTest, ASemaphoreWaiterIsLetInByAnyHoldersRelease) {
   contenders[2].release();
   queue_->deliver();
   EXPECT_TRUE(contenders[3].holds());
+}
+
+// A waiter's own watch must be answered before news of an entry ahead can hand it the lock,
+// or a deletion of its own entry may go unseen (pitfall 27). Watches set before the own watch
+// are answered before it, so a waiter that keeps one across a listing sets it again behind.
+TEST_F(AcquisitionTest, WatchesAheadAreSetAfterTheOwnWatch) {
+  std::vector<Contender> contenders;
+  for (int i = 0; i < 4; ++i) contenders.push_back(contend(Role::semaphore, 2));
+  queue_->deliver();
+  const std::string ours = entry(3);
+  const std::vector<std::string> ahead{entry(0), entry(2)};  // a holder, and the one let in
+  contenders[1].release();  // wakes the third (let in) and the fourth, which lists again
+  queue_->deliver();
+  ASSERT_TRUE(contenders[2].holds());
+  ASSERT_FALSE(contenders[3].outcome->has_value());
+  const auto& set = queue_->watches_set;
+  const auto own = std::find(set.begin(), set.end(), "own " + ours);
+  ASSERT_NE(own, set.end());
+  for (const std::string& entry_ahead : ahead) {
+    EXPECT_NE(std::find(own, set.end(), entry_ahead), set.end()) << entry_ahead;
+  }
 }
 
 // A waiter that gives up leaves no watch behind on the entries ahead of it: each would keep

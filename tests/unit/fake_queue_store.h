@@ -30,6 +30,8 @@ struct FakeQueue {
   std::map<std::string, std::vector<std::pair<QueueStore::WatchId, std::function<void()>>>>
       watchers;
   QueueStore::WatchId next_watch = 1;
+  // Every watch set, in the order sent: an entry's name, or "own <name>" for one's own.
+  std::vector<std::string> watches_set;
   std::map<QueueStore::ObserverId, std::function<void(Failure)>> observers;
   QueueStore::ObserverId next_observer = 1;
   int next_sequence = 0;
@@ -106,6 +108,7 @@ class FakeEntryWatch : public EntryWatch {
       : queue_(std::move(queue)), name_(std::move(name)) {}
   void on_gone(std::function<void()> action) override { *action_ = std::move(action); }
   void start() override {
+    queue_->watches_set.push_back("own " + name_);
     auto fire = [action = action_, stopped = stopped_] {
       if (!*stopped && *action) (*action)();
     };
@@ -246,6 +249,7 @@ class FakeStore : public QueueStore {
   WatchId watch(const std::string& entry, std::function<void(WatchNews, Failure)> news) override {
     auto gone = [news] { news(WatchNews::gone, Failure{}); };
     const WatchId id = queue_->next_watch++;
+    queue_->watches_set.push_back(entry);
     if (queue_->has(entry)) {
       queue_->watchers[entry].emplace_back(id, gone);
     } else {

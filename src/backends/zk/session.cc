@@ -518,9 +518,15 @@ LockStatus Session::read_status(std::string_view path, Clock::time_point deadlin
   engine::sort_in_lock_order(entries);
   children.clear();
   for (const engine::Entry& entry : entries) children.push_back(entry.name);
-  const std::uint32_t permits = engine::rules_for(kind.role).records_permits
-                                    ? static_cast<std::uint32_t>(std::atoi(permits_text.c_str()))
-                                    : 1;
+  // A semaphore's permits: as the first node that names them says (the record may be empty,
+  // or a former user's), else as recorded.
+  std::uint32_t permits = 1;
+  if (engine::rules_for(kind.role).records_permits) {
+    const auto named = std::find_if(entries.begin(), entries.end(),
+                                    [](const engine::Entry& entry) { return entry.permits != 0; });
+    permits = named != entries.end() ? named->permits
+                                     : static_cast<std::uint32_t>(std::atoi(permits_text.c_str()));
+  }
   // One pipelined read per contender; a contender that left meanwhile is skipped.
   std::vector<Pending<std::optional<QueueEntry>>> reads(children.size());
   for (std::size_t i = 0; i < children.size(); ++i) {

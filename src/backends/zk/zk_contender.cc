@@ -47,10 +47,11 @@ void ZkContender::acquire(Clock::time_point deadline, std::stop_token stop, Done
 // sequential), as Curator does. It sorts beside the writer's node, so writers queued behind
 // the writer now wait for the reader too, and no writer can get in between.
 //
-// Unless the writer's node is gone already: someone else deleted it (our own release would
-// have ended the holding first), which let the next writer in, and a reader made beside it
-// would sort before that holder. A getData of the writer's node, sent right behind the create
-// and so answered after it, tells; then the reader goes again and the write lock is lost.
+// Unless the writer's node is gone already: an unlock() on another thread released it, or
+// someone else deleted it, which let the next writer in, and a reader made beside it would
+// sort before that holder. A getData of the writer's node, sent right behind the create and
+// so answered after it, tells; then the reader goes again, and unless the write lock was
+// released, it is lost.
 void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
   const auto* writer = dynamic_cast<const ZkHolding*>(&held);
   if (writer == nullptr || engine::rules_for(naming_.role).lower_entries_only_leave) {
@@ -70,9 +71,13 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
                    created->error = ec;
                    created->token = static_cast<std::uint64_t>(stat.czxid);
                  });
-  client->get_data(node, [client, path, node, created, lost = held.loss_signal(),
-                          done = std::move(done)](std::error_code checked, std::string,
-                                                  const zk::Stat&) {
+  // The handle lends the write lock's holding read-only; its loss, which the handle raises
+  // through the holding's own watch too, is the one change made to it here.
+  std::weak_ptr<ZkHolding> write_lock =
+      std::const_pointer_cast<ZkHolding>(writer->shared_from_this());
+  client->get_data(node, [client, path, node, created, writer = std::move(write_lock),
+                          lost = held.loss_signal(), done = std::move(done)](
+                             std::error_code checked, std::string, const zk::Stat&) {
     if (const std::error_code ec = created->error) {
       // The create may have been applied though its reply was lost: take it back.
       if (zk::is_connection_error(ec)) client->remove_in_background(*path, /*may_be_gone=*/true);
@@ -84,7 +89,12 @@ void ZkContender::acquire_beside(const detail::Holding& held, Done done) {
         return done(detail::Outcome::failure(zk::to_dlock_error(checked),
                                              "downgrading: " + checked.message()));
       }
-      lost.request_stop();
+      const std::shared_ptr<ZkHolding> held_write = writer.lock();
+      if (!held_write || held_write->released()) {
+        return done(
+            detail::Outcome::failure(errc::not_locked, "unlocked while it was being downgraded"));
+      }
+      held_write->node_found_gone();
       return done(detail::Outcome::failure(
           errc::not_locked, "downgrading: the write lock's node " + node +
                                 " was deleted by someone else; the write lock is lost"));

@@ -40,6 +40,10 @@ class ZkHolding : public engine::EntryHolding,
   // The session the lock was taken on (for fenced writes).
   const std::shared_ptr<zk::Client>& client() const noexcept { return client_; }
 
+  // Raises lost() as for a node someone else deleted, unless the lock was released: what a
+  // downgrade does that finds the write lock's node gone.
+  void node_found_gone() { lose("its node was deleted"); }
+
  protected:
   void do_release() noexcept override;
 
@@ -55,7 +59,7 @@ class ZkHolding : public engine::EntryHolding,
   zk::Client& watch_client() const noexcept { return *client_; }
   const std::shared_ptr<const std::string>& watched_path() const noexcept { return shared_node(); }
   detail::CompactMutex& watch_mutex() noexcept { return mu_; }
-  void node_gone() { lose("its node was deleted"); }
+  void node_gone() { node_found_gone(); }
   // The release's delete, once the watch is off: the delete fires only a successor's watch.
   void watch_stopped() { client_->remove_in_background(node()); }
   // Raises lost() and logs `why`, once, unless the lock was released.
