@@ -58,7 +58,7 @@ class DLOCK_EXPORT SharedMutex : public detail::TimedLock<SharedMutex>,
   // for it. token() is the read lock's afterwards, a new fencing token; a lost() taken before
   // fires when the read lock is lost. Throws dlock::Error: not_locked (the write lock is not
   // held, or unlock() on another thread came first, or someone else deleted its node: then
-  // its lost() has fired, and unlock() is still needed), not_supported (on every backend but
+  // its lost() fires, and unlock() is still needed), not_supported (on every backend but
   // ZooKeeper), called_from_callback, and the session's errors; on an error other than
   // not_locked the write lock is still held.
   void downgrade();

@@ -139,7 +139,7 @@ TEST_F(SharedMutexTest, ADowngradeOfAWriteLockWhoseNodeWasDeletedFailsAsLost) {
     EXPECT_EQ(e.code(), errc::not_locked);
     EXPECT_NE(std::string(e.what()).find("deleted"), std::string::npos) << e.what();
   }
-  EXPECT_TRUE(lost.stop_requested());
+  EXPECT_TRUE(eventually([&] { return lost.stop_requested(); }));  // raised on the executor
   EXPECT_TRUE(eventually([&] { return contenders("/locks/rw").size() == 1u; }));
   EXPECT_TRUE(w2->owns_lock());
   w->unlock();
