@@ -69,11 +69,11 @@ LockHandle::LockHandle(std::shared_ptr<Backend> backend, std::string path,
     throw Error(errc::invalid_argument, "more roles than a lock handle has: " + path_);
   }
   for (std::size_t i = 0; i < roles.size(); ++i) {
-    // Semaphore refuses 0 permits with a better message; this guards every other way in.
-    if (roles[i].role == ContenderSpec::Role::semaphore && roles[i].permits == 0) {
+    const ContenderSpec& role = roles[i];
+    if (role.role == ContenderSpec::Role::semaphore && role.permits == 0) {
       throw Error(errc::invalid_argument, "a semaphore needs at least 1 permit: " + path_);
     }
-    contenders_[i] = backend_->make_contender(path_, roles[i], options);
+    contenders_[i] = backend_->make_contender(path_, role, options);
   }
 }
 
