@@ -128,7 +128,8 @@ void Acquisition::probe() {
     std::vector<Entry>& entries = listing.entries;
     if (self->permits_unknown(entries)) return self->fail_unrecorded_permits();
     if (const Entry* other = self->disagreeing_permits(entries)) {
-      return self->fail(permits_disagree(std::to_string(other->permits), self->site_.permits));
+      return self->fail(
+          permits_disagree(std::to_string(other->permits), self->site_.permits, other->name));
     }
     // Would a newcomer, queued last, hold at once? Only then is an entry worth making.
     sort_in_lock_order(entries);
@@ -321,7 +322,8 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
   const std::size_t index = static_cast<std::size_t>(ours - entries.begin());
   // As with kinds, the first comer's permits hold the path: those after ours refuse themselves.
   if (const Entry* other = disagreeing_permits({entries.data(), index})) {
-    const Failure disagree = permits_disagree(std::to_string(other->permits), site_.permits);
+    const Failure disagree =
+        permits_disagree(std::to_string(other->permits), site_.permits, other->name);
     lock.unlock();
     return fail(disagree);
   }

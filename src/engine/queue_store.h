@@ -52,9 +52,14 @@ inline Failure failure(std::error_code error, std::string context = {}) {
 }
 
 // A semaphore whose permits others set to `theirs`, asked for with `ours`: lock_mismatch.
-inline Failure permits_disagree(std::string_view theirs, std::uint32_t ours) {
+// `source` names where `theirs` was read when that was not the queue's record: an entry
+// ahead of ours, which may be a misconfigured contender about to refuse itself.
+inline Failure permits_disagree(std::string_view theirs, std::uint32_t ours,
+                                std::string_view source = {}) {
+  const std::string said_by =
+      source.empty() ? std::string() : " (its entry " + std::string(source) + " says so)";
   return failure(dlock::errc::lock_mismatch, "the semaphore has " + std::string(theirs) +
-                                                 " permits; this handle asked for " +
+                                                 " permits" + said_by + "; this handle asked for " +
                                                  std::to_string(ours));
 }
 
