@@ -51,9 +51,9 @@ class DLOCK_EXPORT Lease {
   // already have expired the session. For an expiry or a long disconnection it fires before
   // the server can let anyone else in. A node deleted by someone else lets the next waiter in
   // at once; the holder hears of it at once if it has held the lock for a second, else when
-  // that first second ends (docs/guarantees.md). Callbacks registered with std::stop_callback run on the
-  // library's executor thread; they must not block for long. An empty Lease returns a token
-  // that never fires.
+  // that first second ends (docs/guarantees.md). Callbacks registered with std::stop_callback
+  // run on the library's executor thread; they must not block for long. An empty Lease
+  // returns a token that never fires.
   std::stop_token lost() const noexcept;
 
   // The backend's name for this holding: the full znode path for ZooKeeper.
