@@ -363,12 +363,18 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
   // the lock only after its answer (else our entry may be gone unseen), and only watches set
   // after it are answered after it. So those are set again, behind it.
   std::vector<Watched> stale;
-  const std::vector<std::string> targets = watch_targets_locked();
+  std::vector<std::string> targets = watch_targets_locked();
   std::erase_if(watched_, [&](Watched& watched) {
     const bool target = std::find(targets.begin(), targets.end(), watched.entry) != targets.end();
     if (target && !own_watch) return false;
     stale.push_back(std::move(watched));
     return true;
+  });
+  // What is left to watch is set after the unlock; arm() finds it here, or finds it gone.
+  std::erase_if(targets, [&](const std::string& target) {
+    if (find_watched_locked(target) != watched_.end()) return true;
+    watched_.push_back({.entry = target});
+    return false;
   });
   lock.unlock();
   unwatch(std::move(stale));
@@ -376,7 +382,7 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
     own_watch->on_gone([self = shared_from_this(), round] { self->on_own_entry_gone(round); });
     own_watch->start();
   }
-  watch_targets(round);
+  for (const std::string& target : targets) arm(round, target);
 }
 
 void Acquisition::on_own_entry_gone(unsigned round) {
@@ -412,20 +418,6 @@ void Acquisition::unwatch(std::vector<Watched> watches) {
   for (const Watched& watched : watches) {
     if (watched.id != 0) store_.unwatch(watched.entry, watched.id);
   }
-}
-
-void Acquisition::watch_targets(unsigned round) {
-  std::vector<std::string> fresh;
-  {
-    std::lock_guard lock(mu_);
-    if (round != round_ || phase_ != Phase::waiting) return;
-    for (std::string& target : watch_targets_locked()) {
-      if (find_watched_locked(target) != watched_.end()) continue;
-      watched_.push_back({.entry = target});
-      fresh.push_back(std::move(target));
-    }
-  }
-  for (const std::string& entry : fresh) arm(round, entry);
 }
 
 void Acquisition::arm(unsigned round, const std::string& entry) {

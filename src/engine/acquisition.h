@@ -86,8 +86,6 @@ class Acquisition : public std::enable_shared_from_this<Acquisition> {
   };
   std::vector<std::string> watch_targets_locked() const;
   std::vector<Watched>::iterator find_watched_locked(const std::string& entry);
-  // Watches the targets not watched yet.
-  void watch_targets(unsigned round);
   void arm(unsigned round, const std::string& entry);
   void rewatch(unsigned round, const std::string& entry);
   void on_watched_gone(unsigned round, const std::string& entry);
