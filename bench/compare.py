@@ -110,6 +110,8 @@ def run_one(impl, scenario, clients, locks, k):
         result["srv_pkts_per_op"] = d["zk_packets_received"] / ops
         result["srv_watch_events_per_op"] = sum(d[k] for k in MNTR_KEYS[1:5]) / ops
         result["srv_fsyncs_per_op"] = d["zk_cnt_fsynctime"] / ops
+        if d["zk_cnt_fsynctime"]:
+            result["srv_fsync_avg_ms"] = d["zk_sum_fsynctime"] / d["zk_cnt_fsynctime"]
         if cpu_before is not None:
             hz = os.sysconf("SC_CLK_TCK")
             result["srv_cpu_us_per_op"] = (cpu_after - cpu_before) / hz * 1e6 / ops

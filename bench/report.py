@@ -268,10 +268,6 @@ def plots(ok):
 
 
 def targets(ok, extras):
-    def ops(point, impl):
-        m = med(ok.get((point, impl), []), "ops_per_s")
-        return m[0] if m else None
-
     def field(point, impl, f):
         m = med(ok.get((point, impl), []), f)
         return m[0] if m else None
@@ -287,17 +283,15 @@ def targets(ok, extras):
 
     r = versus(ok, "uncontended", "dlock")
     check("uncontended vs Curator", r and r[0], "≥ 2.5x", lambda v: v >= 2.5, "x")
-    raw = ops("uncontended", "raw-c:uncontended-1rtt")
-    d = ops("uncontended", "dlock")
+    r = versus(ok, "uncontended", "dlock", "raw-c:uncontended-1rtt")
     check("uncontended vs raw C client (pipelined create+getChildren, unawaited delete)",
-          d / raw if d and raw else None, "≥ 0.85x", lambda v: v >= 0.85, "x")
+          r and r[0], "≥ 0.85x", lambda v: v >= 0.85, "x")
     for n in (8, 32):
         p = "contended-%d" % n
         r = versus(ok, p, "dlock")
         check("contended %d: ops/s vs Curator" % n, r and r[0], "≥ 1.5x", lambda v: v >= 1.5, "x")
-        h, hc = field(p, "dlock", "handoff_p50_us"), field(p, "curator", "handoff_p50_us")
-        check("contended %d: hand-off p50 vs Curator" % n, h / hc if h and hc else None, "≤ 0.6x",
-              lambda v: v <= 0.6, "x")
+        r = versus(ok, p, "dlock", "curator", "handoff_p50_us")
+        check("contended %d: hand-off p50 vs Curator" % n, r and r[0], "≤ 0.6x", lambda v: v <= 0.6, "x")
         check("contended %d: server notifications per release" % n, field(p, "dlock", "srv_watch_events_per_op"),
               "1.0 (±0.01)", lambda v: abs(v - 1.0) <= 0.01)
         rws = ok.get((p, "dlock"), [])
@@ -308,12 +302,11 @@ def targets(ok, extras):
               "≤ 2", lambda v: v <= 2)
     for m in (100, 1000):
         p = "many-locks-%d" % m
-        d, floor = ops(p, "dlock"), ops(p, "raw-c:pipelined-cgd")
-        check("many-locks %d: vs raw pipelined create+getChildren+delete" % m, d / floor if d and floor else None,
+        r = versus(ok, p, "dlock", "raw-c:pipelined-cgd")
+        check("many-locks %d: vs raw pipelined create+getChildren+delete" % m, r and r[0],
               "≥ 0.9x", lambda v: v >= 0.9, "x")
-        c, cc = field(p, "dlock", "cpu_us_per_op"), field(p, "curator", "cpu_us_per_op")
-        check("many-locks %d: client CPU/op vs Curator" % m, c / cc if c and cc else None, "≤ 0.4x",
-              lambda v: v <= 0.4, "x")
+        r = versus(ok, p, "dlock", "curator", "cpu_us_per_op")
+        check("many-locks %d: client CPU/op vs Curator" % m, r and r[0], "≤ 0.4x", lambda v: v <= 0.4, "x")
     for n in (8, 32):
         p = "rw-%d" % n
         r = versus(ok, p, "dlock")

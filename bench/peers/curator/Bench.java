@@ -91,8 +91,9 @@ public final class Bench {
       long call = System.nanoTime();
       lock.acquire();
       long got = System.nanoTime();
+      long releasing = System.nanoTime();
       lock.release();
-      if (out != null) out.add(new Op(call, got, got, client, write));
+      if (out != null) out.add(new Op(call, got, releasing, client, write));
       if (out != null && scenario.equals("uncontended")) out.set(out.size() - 1,
           new Op(call, got, System.nanoTime(), client, write));  // cycle ends when release returns
     }

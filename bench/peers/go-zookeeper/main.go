@@ -109,11 +109,12 @@ func tickets(l *zk.Lock, next *int64, count int64, client int, out *[]op) {
 			fail(err.Error())
 		}
 		got := now()
+		releasing := now()
 		if err := l.Unlock(); err != nil {
 			fail(err.Error())
 		}
 		if out != nil {
-			*out = append(*out, op{call, got, got, now(), client})
+			*out = append(*out, op{call, got, releasing, now(), client})
 		}
 		atomic.StoreInt64(&lastProgress, now())
 	}

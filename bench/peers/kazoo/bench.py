@@ -59,9 +59,10 @@ def run_tickets(locks, ticket, count, rw, client_id, out):
         if not lock.acquire(timeout=STALL_S):
             raise RuntimeError("stalled: no acquire within %d s" % STALL_S)
         got = time.monotonic_ns()
+        releasing = time.monotonic_ns()
         lock.release()
         if out is not None:
-            out.append((call, got, got, time.monotonic_ns(), client_id, write))
+            out.append((call, got, releasing, time.monotonic_ns(), client_id, write))
 
 
 def client_main(a, cid, base, rw, meeting, warm_ticket, ticket, warmup, results):
