@@ -16,8 +16,13 @@
 //   - A lock is never lost while the holding process lives, so lost() never fires; the
 //     kernel releases it when the process dies, however it dies.
 //   - Fencing tokens count up per lock, in a counter file incremented under its own flock and
-//     synced to disk. A directory on tmpfs (the default under $XDG_RUNTIME_DIR) starts again at
-//     1 after a reboot.
+//     synced to disk, never below the wall clock's microseconds: a counter lost with a tmpfs
+//     (the default under $XDG_RUNTIME_DIR) at a reboot, or removed, starts again above the
+//     tokens before it, unless the clock was set back meanwhile.
+//   - Files removed while a lock is held (by hand, by a cleaner of old files in /tmp such as
+//     systemd-tmpfiles where it ages /tmp, or with the runtime directory when its user's last
+//     session ends) let a second holder in: the next contender makes a new lock file. For
+//     locks held long, name a directory nobody cleans (file:///var/lock/app).
 //
 // Lock names map to directories: "/a/b" is <dir>/a/b/, holding the ".lock" file and the
 // bookkeeping. A name component starting with '.' or containing '%' is escaped (%2E, %25).

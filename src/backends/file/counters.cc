@@ -3,8 +3,10 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <string_view>
 
 #include "lock_dir.h"
@@ -18,10 +20,9 @@ namespace {
 // what it returns. An empty or unreadable file counts as 0.
 template <class Update>
 std::uint64_t update_number(const std::string& path, Update update) {
-  Fd fd = open_lock_file(path);
-  while (::flock(fd.get(), LOCK_EX) != 0) {
-    if (errno != EINTR) throw_errno(errno, path);
-  }
+  // Unlocked explicitly when it goes (FlockFd): a child forked meanwhile must not keep it.
+  const FlockFd fd(open_lock_file(path));
+  take_flock(fd.get(), LOCK_EX, path);
   char text[32] = {};
   const ssize_t got = ::pread(fd.get(), text, sizeof text - 1, 0);
   if (got < 0) throw_errno(errno, path);
@@ -41,8 +42,14 @@ std::uint64_t update_number(const std::string& path, Update update) {
 }  // namespace
 
 std::uint64_t next_token(const std::string& lock_dir) {
+  // Never below the wall clock's microseconds: a counter that went (a tmpfs after a reboot, a
+  // cleaner of old files, a hand's rm) starts again above every token handed out before it,
+  // unless the clock has been set back meanwhile.
+  const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  const auto floor = static_cast<std::uint64_t>(std::max<std::int64_t>(now.count(), 0));
   return update_number(lock_dir + "/" + std::string(kTokenFile),
-                       [](std::uint64_t last) { return last + 1; });
+                       [floor](std::uint64_t last) { return std::max(last + 1, floor); });
 }
 
 }  // namespace dlock::file_backend

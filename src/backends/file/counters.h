@@ -8,9 +8,10 @@
 
 namespace dlock::file_backend {
 
-// Increments the counter in `lock_dir`/.token and returns the new value (1 for the first
-// holder ever). Synced to disk before it returns, so a token is never handed out twice even
-// across a crash of the host (on a persistent file system). Throws as throw_errno.
+// Increments the counter in `lock_dir`/.token, or sets it to the wall clock's microseconds if
+// those are more, and returns the new value. Synced to disk before it returns, so a token is
+// never handed out twice even across a crash of the host (on a persistent file system).
+// Throws as throw_errno.
 std::uint64_t next_token(const std::string& lock_dir);
 
 }  // namespace dlock::file_backend

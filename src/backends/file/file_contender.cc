@@ -52,6 +52,16 @@ struct FileLock {
   TableClaim claim;
 };
 
+// Whether `path` still names the file `opened` describes.
+bool still_named(const std::string& path, const struct stat& opened) {
+  struct stat now {};
+  if (::stat(path.c_str(), &now) != 0) {
+    if (errno == ENOENT) return false;
+    throw_errno(errno, path);
+  }
+  return now.st_dev == opened.st_dev && now.st_ino == opened.st_ino;
+}
+
 // Takes `path` shared or exclusive without waiting; nullopt if someone has it.
 std::optional<FileLock> try_lock_file(const std::string& path, bool shared) {
   Fd fd = open_lock_file(path);
@@ -59,10 +69,10 @@ std::optional<FileLock> try_lock_file(const std::string& path, bool shared) {
   if (::fstat(fd.get(), &st) != 0) throw_errno(errno, path);
   TableClaim claim = TableClaim::try_take({st.st_dev, st.st_ino}, shared);
   if (!claim) return std::nullopt;
-  if (::flock(fd.get(), (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK || errno == EINTR) return std::nullopt;
-    throw_errno(errno, path);
-  }
+  if (!take_flock(fd.get(), (shared ? LOCK_SH : LOCK_EX) | LOCK_NB, path)) return std::nullopt;
+  // A file removed between our open() and flock() (by hand, by a cleaner of old files) is
+  // locked by nobody else who comes later: they open the path's new file. Try that one next.
+  if (!still_named(path, st)) return std::nullopt;
   return FileLock{FlockFd(std::move(fd)), std::move(claim)};
 }
 

@@ -43,6 +43,14 @@ void throw_errno(int err, const std::string& what) {
   throw Error(error_for_errno(err), errno_detail(err, what));
 }
 
+bool take_flock(int fd, int operation, const std::string& path) {
+  while (::flock(fd, operation) != 0) {
+    if (errno == EWOULDBLOCK && (operation & LOCK_NB)) return false;
+    if (errno != EINTR) throw_errno(errno, path);
+  }
+  return true;
+}
+
 Fd open_lock_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) throw_errno(errno, path);

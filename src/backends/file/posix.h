@@ -72,6 +72,10 @@ std::error_code error_for_errno(int err) noexcept;
 std::string errno_detail(int err, const std::string& what);
 [[noreturn]] void throw_errno(int err, const std::string& what);
 
+// flock(2) on `fd`, retried on EINTR; false if `operation` has LOCK_NB and the lock is taken.
+// Throws as throw_errno, naming `path`.
+bool take_flock(int fd, int operation, const std::string& path);
+
 // Opens (creating if needed, mode 0600) `path` read-write, close-on-exec so that commands
 // run by the holder never inherit a lock. Throws as throw_errno.
 Fd open_lock_file(const std::string& path);

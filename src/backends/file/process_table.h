@@ -31,7 +31,10 @@ class TableClaim {
   // exists; an empty (false) claim otherwise.
   static TableClaim try_take(FileKey key, bool shared);
   TableClaim(TableClaim&& other) noexcept
-      : key_(other.key_), shared_(other.shared_), held_(std::exchange(other.held_, false)) {}
+      : key_(other.key_),
+        shared_(other.shared_),
+        held_(std::exchange(other.held_, false)),
+        owner_(other.owner_) {}
   TableClaim& operator=(TableClaim&& other) noexcept;
   TableClaim(const TableClaim&) = delete;
   TableClaim& operator=(const TableClaim&) = delete;
@@ -44,6 +47,7 @@ class TableClaim {
   FileKey key_{};
   bool shared_ = false;
   bool held_ = false;
+  pid_t owner_ = 0;  // the process that took it; a forked child's copy is not in its table
 };
 
 }  // namespace dlock::file_backend

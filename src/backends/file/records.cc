@@ -98,7 +98,11 @@ std::vector<LiveRecord> live_records(const std::string& dir) {
     if (name.empty() || name.front() == '.') continue;
     const std::string path = dir + "/" + name;
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    if (!fd) continue;  // removed by its owner meanwhile
+    if (!fd) {
+      if (errno == ENOENT) continue;  // removed by its owner meanwhile
+      // Skipping it would report a live holder as gone (out of descriptors, say).
+      throw_errno(errno, path);
+    }
     if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) {
       ::unlink(path.c_str());  // nobody holds it: its owner died
       continue;

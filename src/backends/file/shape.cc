@@ -23,28 +23,19 @@ std::string shape_text(std::uint32_t permits) {
   return permits == 0 ? std::string(kLock) : std::string(kSemaphore) + std::to_string(permits);
 }
 
-// Retries flock on EINTR; false if `operation` has LOCK_NB and the lock is taken.
-bool take_flock(const Fd& fd, int operation, const std::string& path) {
-  while (::flock(fd.get(), operation) != 0) {
-    if (errno == EWOULDBLOCK && (operation & LOCK_NB)) return false;
-    if (errno != EINTR) throw_errno(errno, path);
-  }
-  return true;
-}
-
-std::string read_all(const Fd& fd, const std::string& path) {
+std::string read_all(int fd, const std::string& path) {
   char text[64] = {};
-  const ssize_t got = ::pread(fd.get(), text, sizeof text - 1, 0);
+  const ssize_t got = ::pread(fd, text, sizeof text - 1, 0);
   if (got < 0) throw_errno(errno, path);
   std::string_view content(text, static_cast<std::size_t>(got));
   while (!content.empty() && content.back() == '\n') content.remove_suffix(1);
   return std::string(content);
 }
 
-void write_all(const Fd& fd, const std::string& content, const std::string& path) {
+void write_all(int fd, const std::string& content, const std::string& path) {
   const std::string line = content + "\n";
-  if (::pwrite(fd.get(), line.data(), line.size(), 0) != static_cast<ssize_t>(line.size()) ||
-      ::ftruncate(fd.get(), static_cast<off_t>(line.size())) != 0) {
+  if (::pwrite(fd, line.data(), line.size(), 0) != static_cast<ssize_t>(line.size()) ||
+      ::ftruncate(fd, static_cast<off_t>(line.size())) != 0) {
     throw_errno(errno, path);
   }
 }
@@ -62,24 +53,25 @@ void write_all(const Fd& fd, const std::string& content, const std::string& path
 ShapeClaim ShapeClaim::join(const std::string& lock_dir, std::uint32_t permits) {
   const std::string shape_path = lock_dir + "/" + std::string(kShapeFile);
   const std::string users_path = lock_dir + "/" + std::string(kUsersFile);
-  Fd shape = open_lock_file(shape_path);
-  take_flock(shape, LOCK_EX, shape_path);
+  // Unlocked explicitly when it goes (FlockFd): a child forked meanwhile must not keep it.
+  const FlockFd shape(open_lock_file(shape_path));
+  take_flock(shape.get(), LOCK_EX, shape_path);
   Fd users = open_lock_file(users_path);
   const std::string wanted = shape_text(permits);
-  if (take_flock(users, LOCK_EX | LOCK_NB, users_path)) {
+  if (take_flock(users.get(), LOCK_EX | LOCK_NB, users_path)) {
     // Alone: ours is the shape now. The shared lock replaces the exclusive one with a gap,
     // harmless while we hold .shape: nobody else decides meanwhile.
-    if (read_all(shape, shape_path) != wanted) write_all(shape, wanted, shape_path);
-    take_flock(users, LOCK_SH, users_path);
+    if (read_all(shape.get(), shape_path) != wanted) write_all(shape.get(), wanted, shape_path);
+    take_flock(users.get(), LOCK_SH, users_path);
     return ShapeClaim(std::move(users));
   }
   // Empty only beside contenders of a version that did not record shapes: nothing to compare.
-  if (const std::string recorded = read_all(shape, shape_path);
+  if (const std::string recorded = read_all(shape.get(), shape_path);
       !recorded.empty() && recorded != wanted) {
     refuse(recorded, permits);
   }
   // Nobody holds .users exclusively but under .shape, which we hold: this cannot block.
-  take_flock(users, LOCK_SH, users_path);
+  take_flock(users.get(), LOCK_SH, users_path);
   return ShapeClaim(std::move(users));
 }
 
