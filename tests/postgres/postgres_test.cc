@@ -209,6 +209,26 @@ TEST_F(PostgresTest, ReadersShareAndWritersExcludeAcrossClients) {
   EXPECT_TRUE(writer.try_lock_for(5s));
 }
 
+// The server grants a session a lock it already holds at once, past a writer queued for it:
+// a second reader of a process that holds the lock shared must not take it on the same
+// connection, or readers of one process taking turns keep the writer out for good (found by
+// a review).
+TEST_F(PostgresTest, ReadersOfOneProcessDoNotOvertakeAQueuedWriter) {
+  auto backend = open();
+  SharedMutex reader_a(backend, "/queued-writer");
+  SharedMutex reader_b(backend, "/queued-writer");
+  SharedMutex writer(open(), "/queued-writer");
+  reader_a.lock_shared();
+  auto writing = std::async(std::launch::async, [&] { writer.lock(); });
+  ASSERT_TRUE(eventually([&] { return advisory_locks("/queued-writer", false) == "1"; }));
+  EXPECT_FALSE(reader_b.try_lock_shared()) << "a reader overtook the queued writer";
+  EXPECT_FALSE(reader_b.try_lock_shared_for(200ms)) << "a reader overtook the queued writer";
+  reader_a.unlock_shared();
+  writing.get();
+  writer.unlock();
+  EXPECT_TRUE(reader_b.try_lock_shared_for(5s));
+}
+
 TEST_F(PostgresTest, HandlesOfOneBackendExcludeEachOther) {
   // Advisory locks are counted per session: a second handle on the same connection would "get"
   // a lock its connection already holds. dlock sends it to a connection of its own instead.

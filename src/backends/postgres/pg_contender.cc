@@ -114,14 +114,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (finished_) return;
     if (index == keys_.size()) return busy(std::move(primary));
     const std::int64_t key = keys_[index];
-    const std::optional<std::uint64_t> generation = core_->claim(key, shared_);
+    const std::optional<std::uint64_t> generation = core_->claim(key);
     if (!generation) return try_key(std::move(primary), index + 1);
     const std::uint64_t entry = next_entry();
     primary->query(
         core_->sql.contend, contend_params(key, entry, /*waiter=*/false, /*polling=*/false),
         [self = shared_from_this(), primary, index, key, entry, generation](Reply reply) {
           const bool taken = !reply.error && !reply.rows.empty() && reply.rows[0][0];
-          if (!taken) self->core_->unclaim(key, self->shared_, *generation);
+          if (!taken) self->core_->unclaim(key, *generation);
           // The primary broke before this attempt could know (a reset while idle): its locks
           // went with it, and a new primary serves the attempt, once.
           if (reply.error == errc::connection_lost && !self->primary_retried_) {

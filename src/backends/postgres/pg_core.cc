@@ -31,7 +31,7 @@ void Backend::Impl::with_primary(Use use) {
         if (connection) {
           self->primary_ = connection;
           ++self->generation_;
-          self->tally_.clear();
+          self->claimed_.clear();
         }
         auto waiting = std::move(self->awaiting_primary_);
         self->awaiting_primary_.clear();
@@ -83,27 +83,18 @@ void Backend::Impl::give_back(std::shared_ptr<PgConnection> connection) {
   pool_.give_back(std::move(connection));
 }
 
-std::optional<std::uint64_t> Backend::Impl::claim(std::int64_t key, bool shared) {
-  Tally& tally = tally_[key];
-  if (tally.exclusive || (!shared && tally.shared > 0)) return std::nullopt;
-  if (shared) {
-    ++tally.shared;
-  } else {
-    tally.exclusive = true;
-  }
+std::optional<std::uint64_t> Backend::Impl::claim(std::int64_t key) {
+  // One claim per key, shared or not: the server grants a session a lock it already holds at
+  // once, past any writer queued for it, so a second reader here would overtake that writer
+  // (and readers of this process taking turns would keep it out for good). The second waits
+  // on a connection of its own, in the server's queue.
+  if (!claimed_.insert(key).second) return std::nullopt;
   return generation_;
 }
 
-void Backend::Impl::unclaim(std::int64_t key, bool shared, std::uint64_t generation) {
+void Backend::Impl::unclaim(std::int64_t key, std::uint64_t generation) {
   if (generation != generation_) return;  // taken on a primary that has since broken
-  const auto found = tally_.find(key);
-  if (found == tally_.end()) return;
-  if (shared) {
-    --found->second.shared;
-  } else {
-    found->second.exclusive = false;
-  }
-  if (found->second.shared == 0 && !found->second.exclusive) tally_.erase(found);
+  claimed_.erase(key);
 }
 
 void Backend::Impl::forget_row(const std::shared_ptr<PgConnection>& connection, std::uint64_t entry,

@@ -11,9 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <dlock/postgres.h>
@@ -51,11 +51,12 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   // Takes back a connection that holds nothing now (its lock unlocked) (ConnectionPool).
   void give_back(std::shared_ptr<postgres_backend::PgConnection> connection);
 
-  // The primary's tally of keys held or being tried. claim() counts `key` before a try is
-  // sent and returns the primary's generation, or nullopt if the primary holds it in a way that
-  // conflicts; unclaim() undoes it (a busy try, a release) unless the primary has changed since.
-  std::optional<std::uint64_t> claim(std::int64_t key, bool shared);
-  void unclaim(std::int64_t key, bool shared, std::uint64_t generation);
+  // The keys the primary holds or is trying, one contender each. claim() takes `key` before a
+  // try is sent and returns the primary's generation, or nullopt if another contender of this
+  // process has it there, readers included (see claim()); unclaim() gives it back (a busy try,
+  // a release) unless the primary has changed since.
+  std::optional<std::uint64_t> claim(std::int64_t key);
+  void unclaim(std::int64_t key, std::uint64_t generation);
 
   // For a seat (sql/seat.h): unlocks nothing, forgets the row `entry`.
   void forget_row(const std::shared_ptr<postgres_backend::PgConnection>& connection,
@@ -76,15 +77,11 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   sql::Seats<Impl, postgres_backend::PgConnection> seats;
 
  private:
-  struct Tally {
-    int shared = 0;
-    bool exclusive = false;
-  };
   const postgres_backend::ConnectParams params_;
   const Clock::duration connect_timeout_;
   std::shared_ptr<postgres_backend::PgConnection> primary_;
   std::uint64_t generation_ = 0;
-  std::map<std::int64_t, Tally> tally_;
+  std::set<std::int64_t> claimed_;
   std::vector<Use> awaiting_primary_;
   std::vector<std::weak_ptr<postgres_backend::PgConnection>> connections_;
   sql::ConnectionPool<postgres_backend::PgConnection> pool_;

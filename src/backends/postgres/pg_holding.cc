@@ -27,7 +27,7 @@ void PgHolding::do_release() noexcept {
       // contender.
       hold.connection->query(hold.shared ? sql.unlock_shared : sql.unlock,
                              {std::to_string(hold.key), std::to_string(hold.entry)}, [](Reply) {});
-      return hold.core->unclaim(hold.key, hold.shared, *hold.generation);
+      return hold.core->unclaim(hold.key, *hold.generation);
     }
     const auto& connection = hold.connection;
     // A connection of its own goes back to its seat with its row once it holds nothing
