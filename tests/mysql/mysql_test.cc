@@ -58,6 +58,18 @@ class MysqlTest : public ::testing::Test {
         server().sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '" +
                      database_ + "' AND INFO LIKE 'INSERT INTO dlock_contenders%GET_LOCK%'"));
   }
+  // `waiting`, a lock() whose stop was requested, ends within 5 s as cancelled, and its
+  // GET_LOCK is gone from the server.
+  void expect_cancelled(std::future<void>& waiting) {
+    ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready) << "the cancel was forgotten";
+    try {
+      waiting.get();
+      ADD_FAILURE() << "a cancelled wait returned";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::cancelled);
+    }
+    EXPECT_TRUE(eventually([&] { return waiting_in_get_lock() == 0; }));
+  }
   // The connections to this test's database, as the server lists them.
   int connections() {
     return std::stoi(server().sql(
@@ -285,16 +297,31 @@ TEST_F(MysqlTest, CancellingAWaiterKillsItsQuery) {
   auto waiting = std::async(std::launch::async, [&] { mutex.lock(stop.get_token()); });
   ASSERT_TRUE(eventually([&] { return waiting_in_get_lock() == 1; }));
   stop.request_stop();
-  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
-  try {
-    waiting.get();
-    ADD_FAILURE() << "a cancelled wait returned";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), errc::cancelled);
-  }
-  EXPECT_TRUE(eventually([&] { return waiting_in_get_lock() == 0; }));
+  expect_cancelled(waiting);
   ASSERT_EQ(client.ask("SELECT RELEASE_LOCK('/held')"), "1");
   EXPECT_TRUE(mutex.try_lock());
+}
+
+// A KILL QUERY that reaches the server before the GET_LOCK it is meant for is forgotten, and
+// the wait then runs on (found by a review). Here the proxy holds every GET_LOCK back, so the
+// cancel's KILL, sent on another connection, overtakes it: dlock kills again until the wait
+// answers.
+TEST_F(MysqlTest, ACancelThatOvertakesItsGetLockStillEndsTheWait) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto backend = dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) +
+                             "/" + database_);
+  MariadbSession client(database_);
+  ASSERT_EQ(client.ask("SELECT GET_LOCK('/overtaken', 0)"), "1");
+  Mutex mutex(backend, "/overtaken");
+  proxy.delay_requests_containing("GET_LOCK", 500ms);
+  std::stop_source stop;
+  auto waiting = std::async(std::launch::async, [&] { mutex.lock(stop.get_token()); });
+  // The waiter's row is written right before its waiting GET_LOCK is sent.
+  ASSERT_TRUE(eventually([&] { return rows("/overtaken") == 1; }));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(waiting_in_get_lock(), 0) << "the GET_LOCK was not held back";
+  stop.request_stop();
+  expect_cancelled(waiting);
 }
 
 TEST_F(MysqlTest, KillingTheHoldersConnectionRaisesLost) {

@@ -157,10 +157,20 @@ void FaultProxy::delay_replies_on(std::string marker, std::chrono::milliseconds 
   });
 }
 
-Clock::time_point FaultProxy::due_time(const Connection& connection, bool from_client) const {
+void FaultProxy::delay_requests_containing(std::string marker, std::chrono::milliseconds delay) {
+  post_command([this, &marker, delay] {
+    requested_request_marker_ = std::move(marker);
+    requested_request_delay_ = delay;
+  });
+}
+
+Clock::time_point FaultProxy::due_time(const Connection& connection, bool from_client,
+                                       std::string_view chunk) const {
   const bool marked = !from_client && marker_delay_.count() > 0 &&
                       connection.opening.find(marker_) != std::string::npos;
-  return Clock::now() + (marked ? marker_delay_ : delay_);
+  const bool held_request = from_client && request_delay_.count() > 0 &&
+                            chunk.find(request_marker_) != std::string_view::npos;
+  return Clock::now() + (held_request ? request_delay_ : marked ? marker_delay_ : delay_);
 }
 
 void FaultProxy::arm_spoil(int op_type, Spoil how) {
@@ -201,6 +211,8 @@ void FaultProxy::apply_commands() {
     delay_ = mode_ == Mode::kDelay ? requested_delay_ : std::chrono::milliseconds(0);
     marker_ = requested_marker_;
     marker_delay_ = requested_marker_delay_;
+    request_marker_ = requested_request_marker_;
+    request_delay_ = requested_request_delay_;
     reset_now = reset_requested_;
     reset_requested_ = false;
   }
@@ -278,7 +290,7 @@ void FaultProxy::read_from(Connection& connection, bool from_client) {
     direction.source_closed = true;
     // Whatever partial frame is left still belongs to the peer.
     if (!direction.pending_frame.empty()) {
-      direction.scheduled.emplace_back(due_time(connection, from_client),
+      direction.scheduled.emplace_back(due_time(connection, from_client, direction.pending_frame),
                                        std::move(direction.pending_frame));
       direction.pending_frame.clear();
     }
@@ -292,7 +304,7 @@ void FaultProxy::ingest_frames(Connection& connection, bool from_client) {
   Direction& direction = from_client ? connection.to_server : connection.to_client;
   std::string& bytes = direction.pending_frame;
   size_t consumed = 0;
-  const auto due = due_time(connection, from_client);
+  const auto due = due_time(connection, from_client, bytes);
   if (framing_ == Framing::bytes) {
     direction.scheduled.emplace_back(due, std::move(bytes));
     bytes.clear();

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -53,6 +54,11 @@ class FaultProxy {
   // One of a client's connections slowed, the others not. A zero delay ends it.
   void delay_replies_on(std::string marker, std::chrono::milliseconds delay);
   static constexpr std::size_t kOpeningBytes = 1024;
+  // Each chunk a client sends that contains `marker` (a statement's text: GET_LOCK) reaches
+  // the server `delay` late, and what that connection sends after it waits behind it; other
+  // connections, and other requests, are forwarded as the mode says. A zero delay ends it.
+  // Framing::bytes only.
+  void delay_requests_containing(std::string marker, std::chrono::milliseconds delay);
   // ZooKeeper-aware lost reply: the next client request of type `op_type`
   // (e.g. 15 = create2, 1 = create, 2 = delete, 14 = multi) is forwarded, and
   // when the server's reply to it arrives, that reply and everything after it
@@ -98,9 +104,9 @@ class FaultProxy {
   void read_from(Connection& connection, bool from_client);
   void write_to(Connection& connection, bool to_client);
   void ingest_frames(Connection& connection, bool from_client);
-  // When a chunk read now in this direction of `connection` is due.
-  std::chrono::steady_clock::time_point due_time(const Connection& connection,
-                                                 bool from_client) const;
+  // When `chunk`, read now in this direction of `connection`, is due.
+  std::chrono::steady_clock::time_point due_time(const Connection& connection, bool from_client,
+                                                 std::string_view chunk) const;
   void close_connection(Connection& connection, bool abortive);
   void wake();
 
@@ -118,6 +124,8 @@ class FaultProxy {
   std::chrono::milliseconds requested_delay_{0};
   std::string requested_marker_;
   std::chrono::milliseconds requested_marker_delay_{0};
+  std::string requested_request_marker_;
+  std::chrono::milliseconds requested_request_delay_{0};
   bool reset_requested_ = false;
   bool stop_requested_ = false;
   uint64_t commands_posted_ = 0;
@@ -134,6 +142,8 @@ class FaultProxy {
   std::chrono::milliseconds delay_{0};  // of every chunk: zero but in kDelay
   std::string marker_;
   std::chrono::milliseconds marker_delay_{0};
+  std::string request_marker_;
+  std::chrono::milliseconds request_delay_{0};
 
   std::vector<std::unique_ptr<Connection>> connections_;
 

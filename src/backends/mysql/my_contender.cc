@@ -20,6 +20,7 @@ namespace {
 
 constexpr Clock::duration kFirstPoll = std::chrono::milliseconds(2);
 constexpr Clock::duration kLongestPoll = std::chrono::milliseconds(100);
+constexpr Clock::duration kKillAgain = std::chrono::milliseconds(50);
 constexpr const char* kNoRowOfThree = "the server's answer to a take has no row of three values";
 
 }  // namespace
@@ -228,13 +229,32 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (finished_ || cancelled_) return;
     cancelled_ = true;
     if (!waiting_) return finish(Outcome::failure(make_error_code(errc::cancelled)));
-    // The reply to the killed GET_LOCK ends the attempt (taken()).
+    kill_wait();
+  }
+
+  // Kills the GET_LOCK in flight; its reply ends the attempt (taken()). The KILL travels on
+  // another connection, and one that reaches the server before the GET_LOCK does is forgotten
+  // (the wait then runs to its timeout, for ever without a deadline; found by a review): it is
+  // sent again every kKillAgain until that reply comes.
+  void kill_wait() {
+    if (finished_ || !waiting_) return;
     const std::uint64_t id = connection_->id();
-    site_->core->with_control(
-        [self = shared_from_this(), id](std::shared_ptr<MyConnection> control, Reply failed) {
-          if (!control) return self->finish(Outcome::failure(failed.error, failed.message));
-          control->query("KILL QUERY " + std::to_string(id), [](const Reply&) {});
+    site_->core->with_control([weak = weak_from_this(), id](std::shared_ptr<MyConnection> control,
+                                                            Reply failed) {
+      auto self = weak.lock();
+      if (!self || self->finished_) return;
+      if (!control) return self->finish(Outcome::failure(failed.error, failed.message));
+      control->query("KILL QUERY " + std::to_string(id), [weak](const Reply&) {
+        auto self = weak.lock();
+        if (!self || self->finished_ || !self->waiting_) return;
+        self->kill_timer_ = self->site_->core->executor->post_at(Clock::now() + kKillAgain, [weak] {
+          if (auto self = weak.lock()) {
+            self->kill_timer_ = 0;
+            self->kill_wait();
+          }
         });
+      });
+    });
   }
 
   // Ends the attempt; a connection that does not hold the lock is closed, its own row gone.
@@ -247,6 +267,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     on_stop_.reset();
     if (poll_timer_ != 0) site_->core->executor->cancel(poll_timer_);
     if (give_up_timer_ != 0) site_->core->executor->cancel(give_up_timer_);
+    if (kill_timer_ != 0) site_->core->executor->cancel(kill_timer_);
     if (!outcome.holding && connection_) {
       auto connection = connection_;
       const std::uint64_t own_row =
@@ -282,6 +303,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   Clock::duration next_poll_ = kFirstPoll;
   detail::Executor::TimerId poll_timer_ = 0;
   detail::Executor::TimerId give_up_timer_ = 0;
+  detail::Executor::TimerId kill_timer_ = 0;
 };
 
 namespace {
