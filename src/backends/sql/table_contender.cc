@@ -26,18 +26,21 @@ std::uint64_t number(const Value& text) {
   return value;
 }
 
-// The steps of one acquisition, on the executor. One owner id for the attempt: its waiter row
-// and, once taken, its lock row.
+// The steps of one acquisition, on the executor. Its waiter row has one owner id for the
+// attempt; its lock row another, changed whenever a take is given back (give_back()).
 class TableSteps final : public detail::PollingAttempt::Steps {
  public:
   explicit TableSteps(std::shared_ptr<const TableSite> site)
-      : site_(std::move(site)), locks_(site_->locks), owner_(detail::random_hex(16)) {}
+      : site_(std::move(site)),
+        locks_(site_->locks),
+        waiter_owner_(detail::random_hex(16)),
+        owner_(detail::random_hex(16)) {}
 
   void take(Taken then) override { try_slot(0, std::move(then)); }
 
   void finished() noexcept override {
     if (!waiter_recorded_) return;
-    locks_->link().run(locks_->sql().remove_waiter, {owner_}, [](Result) {});
+    locks_->link().run(locks_->sql().remove_waiter, {waiter_owner_}, [](Result) {});
   }
 
  private:
@@ -73,9 +76,13 @@ class TableSteps final : public detail::PollingAttempt::Steps {
   // Frees the lock row a take wrote (or may have written) before it failed: on the same
   // connection, after what ran before, and before the attempt's next statement (a new
   // connection if that one broke). Should the release fail, the row expires with its ttl, as
-  // a crashed holder's.
+  // a crashed holder's. The attempt's next take writes under a new owner id: a take whose
+  // answer was lost may still commit after this release (the server runs it late), and its
+  // row must not pass for the row of a later take, which a renewal of both would report as
+  // lost (found by a review).
   void give_back() {
     locks_->link().run(locks_->sql().release, {owner_}, [](Result) {});
+    owner_ = detail::random_hex(16);
   }
 
   // Whether our waiter row may have expired since the last record of it that was sent: it
@@ -159,7 +166,7 @@ class TableSteps final : public detail::PollingAttempt::Steps {
     waiter_recorded_ = true;
     locks_->link().run(
         locks_->sql().add_waiter,
-        {owner_, site_->path, site_->data, std::to_string(locks_->terms().ttl.count()),
+        {waiter_owner_, site_->path, site_->data, std::to_string(locks_->terms().ttl.count()),
          std::to_string(site_->permits)},
         [this, sent = now, then = std::move(then)](Result result) mutable {
           if (result.error) {
@@ -175,7 +182,8 @@ class TableSteps final : public detail::PollingAttempt::Steps {
 
   const std::shared_ptr<const TableSite> site_;
   const std::shared_ptr<TableLocks> locks_;
-  const std::string owner_;
+  const std::string waiter_owner_;
+  std::string owner_;  // of the lock row; the executor's only
   // The executor's only. The attempt owns these steps and outlives every callback of theirs
   // (each holds `then`, which holds the attempt), and calls finished() after the last one.
   bool kind_checked_ = false;
