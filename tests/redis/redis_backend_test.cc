@@ -307,6 +307,33 @@ TEST_F(RedisBackendTest, AWaiterOnAConnectionThatWentSilentGoesOnOverANewOne) {
   EXPECT_GT(acquired.get(), 0u);
 }
 
+// The wake-ups' connection went silent (a NAT or firewall that forgot it; TCP takes many
+// minutes to tell): its pings go unanswered, so it is taken for dead and replaced within about
+// a ttl and a third. Before, nothing was ever sent on it, and every hand-off to this client
+// waited for the waiter's next refresh, for as long as the connection stood (found by a
+// review).
+TEST_F(RedisBackendTest, ASilentWakeUpConnectionIsReplaced) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto silent = open_through(proxy, "ttl=1s");
+  warm_up(silent);
+  const int connections_before = proxy.connections_accepted();
+  // The subscriber's replies held back for an hour, where they stay; connections opened later
+  // are answered at once.
+  proxy.delay_replies_on("SUBSCRIBE", std::chrono::hours(1));
+  ASSERT_TRUE(eventually([&] { return proxy.held_back() >= 1; }, 3s)) << "no ping was sent";
+  proxy.delay_replies_on("SUBSCRIBE", 0ms);
+  EXPECT_TRUE(eventually([&] { return proxy.connections_accepted() > connections_before; }, 5s))
+      << "the silent connection was kept";
+  // The new subscription carries the hand-offs.
+  Mutex holder(open(), "/silent-wakeups");
+  holder.lock();
+  Mutex waiter(silent, "/silent-wakeups");
+  auto acquired = std::async(std::launch::async, [&] { return waiter.try_lock_for(10s); });
+  ASSERT_TRUE(eventually([&] { return !open()->status("/silent-wakeups").waiters.empty(); }, 3s));
+  holder.unlock();
+  EXPECT_TRUE(acquired.get());
+}
+
 // A holder cut off from the server (its packets dropped) learns it has lost the lock before
 // the server can give it to the next holder, whose token is larger.
 TEST_F(RedisBackendTest, ACutOffHolderLosesBeforeTheNextHolderIsLetIn) {

@@ -32,11 +32,13 @@ void Connection::send(Command command, Callback done) {
   });
 }
 
-void Connection::subscribe(std::string channel, OnMessage on_message, Callback on_ready) {
+void Connection::subscribe(std::string channel, OnMessage on_message, Callback on_ready,
+                           std::chrono::milliseconds ping_every) {
   asio::post(io_, [self = shared_from_this(), channel = std::move(channel),
-                   on_message = std::move(on_message), on_ready = std::move(on_ready)]() mutable {
+                   on_message = std::move(on_message), on_ready = std::move(on_ready),
+                   ping_every]() mutable {
     self->subscription_ =
-        Subscription{std::move(channel), std::move(on_message), std::move(on_ready)};
+        Subscription{std::move(channel), std::move(on_message), std::move(on_ready), ping_every};
     if (self->state_ == State::idle) self->connect();
   });
 }
@@ -149,7 +151,10 @@ void Connection::handshake() {
       self->in_flight_.push_back(std::move(done));
     }
     self->flush();
-    if (self->subscription_) self->subscription_->on_ready({}, {});
+    if (self->subscription_) {
+      self->schedule_ping();
+      self->subscription_->on_ready({}, {});
+    }
   };
   for (auto& [command, done] : steps) {
     encode_command(command, pending_output_);
@@ -194,11 +199,12 @@ void Connection::read() {
 
 void Connection::on_reply(Reply reply) {
   if (subscription_ && state_ == State::ready) {
-    // ["message", channel, payload]; the confirmations of SUBSCRIBE came before "ready".
+    // ["message", channel, payload]; the confirmations of SUBSCRIBE came before "ready";
+    // ["pong", ""] answers a ping (schedule_ping()), the one command a subscriber sends.
     if (reply.elements.size() == 3 && reply.elements[0].text == "message") {
-      subscription_->on_message(reply.elements[2].text);
+      return subscription_->on_message(reply.elements[2].text);
     }
-    return;
+    if (reply.elements.empty() || reply.elements[0].text != "pong") return;
   }
   if (in_flight_.empty()) return fail(errc::connection_lost, "a reply nobody asked for");
   Callback done = std::move(in_flight_.front());
@@ -256,6 +262,16 @@ void Connection::fail(std::error_code code, const std::string& why) {
     if (was_connecting) subscription_->on_ready(code, text);
     schedule_resubscription();
   }
+}
+
+void Connection::schedule_ping() {
+  if (subscription_->ping_every.count() == 0) return;
+  timer_.expires_after(subscription_->ping_every);
+  timer_.async_wait([self = shared_from_this(), generation = generation_](std::error_code ec) {
+    if (ec || generation != self->generation_ || self->state_ != State::ready) return;
+    self->enqueue(Command{"PING"}, [](std::error_code, Reply) {});
+    self->schedule_ping();
+  });
 }
 
 void Connection::schedule_resubscription() {

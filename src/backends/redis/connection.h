@@ -59,7 +59,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // subscribed to `channel`, each message passed to `on_message`. `on_ready` runs after each
   // successful subscription with an empty code, or with the failure of each attempt. Call once,
   // before anything else; send() is not for subscriber connections.
-  void subscribe(std::string channel, OnMessage on_message, Callback on_ready);
+  // While subscribed it sends a PING every `ping_every` (zero: never): with the endpoint's
+  // reply_timeout, a connection dropped without a word (by a NAT or a firewall that forgot it,
+  // while TCP takes many minutes to tell) fails, and subscribes again, instead of leaving the
+  // messages it should carry to fall silent for good.
+  void subscribe(std::string channel, OnMessage on_message, Callback on_ready,
+                 std::chrono::milliseconds ping_every);
   // Fails every command not answered yet with session_closed and stops reconnecting.
   void close();
 
@@ -69,6 +74,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::string channel;
     OnMessage on_message;
     Callback on_ready;
+    std::chrono::milliseconds ping_every;
   };
 
   Connection(asio::io_context& io, Endpoint endpoint);
@@ -86,11 +92,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Ends the current stream: every callback waiting gets `code` with `why`.
   void fail(std::error_code code, const std::string& why);
   void schedule_resubscription();
+  void schedule_ping();
 
   asio::io_context& io_;
   const Endpoint endpoint_;
   asio::ip::tcp::resolver resolver_;
-  asio::steady_timer timer_;        // the connect timeout, then a subscriber's reconnection backoff
+  // The connect timeout; then, for a subscriber, its pings while ready, or its reconnection
+  // backoff.
+  asio::steady_timer timer_;
   asio::steady_timer reply_timer_;  // the reply timeout, armed while replies are awaited
   bool reply_timer_armed_ = false;
   // Since when replies have been awaited with none coming: the last reply, or the first

@@ -57,7 +57,11 @@ std::shared_ptr<RedisClient> RedisClient::open(ClientOptions options, const Open
   Endpoint commands = client->options_.endpoint;
   commands.reply_timeout = client->options_.ttl;
   client->commands_ = Connection::create(io, std::move(commands));
-  client->wakeups_ = Connection::create(io, client->options_.endpoint);
+  // The wake-ups' connection carries no reply a lock waits for, so it pings itself: a third of
+  // the ttl, each answer due within the ttl, as on the commands' connection.
+  Endpoint wakeups = client->options_.endpoint;
+  wakeups.reply_timeout = client->options_.ttl;
+  client->wakeups_ = Connection::create(io, std::move(wakeups));
 
   auto subscribed = std::make_shared<std::promise<Outcome>>();
   std::future<Outcome> subscription = subscribed->get_future();
@@ -74,7 +78,8 @@ std::shared_ptr<RedisClient> RedisClient::open(ClientOptions options, const Open
         } else if (!ec) {
           if (auto self = weak.lock()) self->wake_all();
         }
-      });
+      },
+      std::chrono::duration_cast<std::chrono::milliseconds>(client->options_.ttl / 3));
   auto pinged = std::make_shared<std::promise<Outcome>>();
   std::future<Outcome> ping = pinged->get_future();
   client->send({"PING"}, [pinged](std::error_code ec, const std::string& detail, Reply) {
