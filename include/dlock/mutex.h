@@ -1,8 +1,8 @@
-// dlock::Mutex: a fair, exclusive, distributed lock (TimedLockable).
+// dlock::Mutex: an exclusive distributed lock (TimedLockable), fair where its backend queues.
 //
 //   dlock::Mutex m(session, "/locks/orders");
 //   {
-//     std::unique_lock guard(m);            // waits its turn, FIFO
+//     std::unique_lock guard(m);            // waits its turn
 //     write_with_token(m.token());          // fencing token for the guarded resource
 //   }
 //   if (std::unique_lock g(m, 5s); g) { ... }  // gave up after 5 s in all
@@ -17,9 +17,11 @@
 
 namespace dlock {
 
-// First come, first served; one release wakes one waiter. On ZooKeeper the lock is Apache
-// Curator's InterProcessMutex on the wire: the two exclude each other on one path. The
-// surface and its errors are BasicLock's.
+// First come, first served, one release waking one waiter, on ZooKeeper and Redis, and in the
+// server's own queue of PostgreSQL's advisory locks and MySQL's GET_LOCK. On files, on Redlock
+// and in the SQL table modes waiters poll and can be overtaken (docs/guarantees.md). On
+// ZooKeeper the lock is Apache Curator's InterProcessMutex on the wire: the two exclude each
+// other on one path. The surface and its errors are BasicLock's.
 class DLOCK_EXPORT Mutex : public BasicLock {
  public:
   // `path` is slash-separated and absolute ("/locks/orders"); its parents are created as

@@ -1,4 +1,4 @@
-// dlock::Semaphore: at most N holders at once, fair; a release lets exactly one waiter in.
+// dlock::Semaphore: at most N holders at once; fair on ZooKeeper and Redis.
 //
 //   dlock::Semaphore gpus(session, "/locks/gpu", 4);
 //   std::lock_guard slot(gpus);   // one of four
@@ -14,12 +14,14 @@
 
 namespace dlock {
 
-// Waiters are served in arrival order; each release lets exactly one in. Every process must
-// use the same `permits` for a path: the first records it, and a handle asking for another
-// number fails with errc::lock_mismatch instead of admitting more holders than intended, as
-// does a Semaphore on a path in use as a Mutex or SharedMutex.
-// On ZooKeeper this is not Curator's InterProcessSemaphoreV2 layout (see docs/protocol.md).
-// The surface and its errors are BasicLock's.
+// On ZooKeeper and Redis waiters are served in arrival order and each release lets exactly
+// one in. On files, Redlock, PostgreSQL and MySQL / MariaDB waiters poll, and a later one can
+// overtake an earlier one (docs/guarantees.md has each backend's terms). Every process must use the
+// same `permits` for a path: the first records it, and a handle asking for another number fails
+// with errc::lock_mismatch instead of admitting more holders than intended, as does a Semaphore on
+// a path in use as a Mutex or SharedMutex. On ZooKeeper this is not Curator's
+// InterProcessSemaphoreV2 layout (see docs/protocol.md). The surface and its errors are
+// BasicLock's.
 class DLOCK_EXPORT Semaphore : public BasicLock {
  public:
   // Throws dlock::Error: invalid_path, invalid_argument (permits outside 1 to 4,294,967,295:

@@ -18,7 +18,8 @@
 
 namespace dlock {
 
-// Fair: readers and writers are served in arrival order. A writer waits for everyone ahead
+// Fair on ZooKeeper, Redis and PostgreSQL (on files waiters poll and can be overtaken):
+// readers and writers are served in arrival order. A writer waits for everyone ahead
 // of it; a reader waits only for the last writer ahead of it, so each reader is woken once.
 // On ZooKeeper the lock is Apache Curator's InterProcessReadWriteLock on the wire: the two
 // exclude each other on one path.
