@@ -123,19 +123,6 @@ int report_error(const Args& args, const std::string& what) {
   return kExitFailure;
 }
 
-// Sequentially consistent, so that of two clients counting themselves in at once at least one
-// sees the other (each writes its count before it reads the other's).
-bool Occupancy::enter(bool write) noexcept {
-  if (write) {
-    const int writers_before = writers_.fetch_add(1);
-    return writers_before == 0 && readers_.load() == 0;
-  }
-  readers_.fetch_add(1);
-  return writers_.load() == 0;
-}
-
-void Occupancy::leave(bool write) noexcept { (write ? writers_ : readers_).fetch_sub(1); }
-
 ContentionFigures analyze(std::vector<OpRecord> ops, int clients) {
   ContentionFigures figures;
   std::vector<long> per_client(static_cast<std::size_t>(clients), 0);
@@ -160,7 +147,7 @@ ContentionFigures analyze(std::vector<OpRecord> ops, int clients) {
     const OpRecord& op = ops[i];
     const bool overlaps_earlier = op.acquire_return < latest_end;
     const bool overlaps_later = i + 1 < ops.size() && ops[i + 1].acquire_return < op.release_call;
-    if ((op.write && (overlaps_earlier || overlaps_later)) || op.overlapped) ++figures.violations;
+    if (op.write && (overlaps_earlier || overlaps_later)) ++figures.violations;
     latest_end = std::max(latest_end, op.release_call);
   }
   return figures;

@@ -4,7 +4,6 @@
 #ifndef DLOCK_BENCH_SUPPORT_H_
 #define DLOCK_BENCH_SUPPORT_H_
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -76,31 +75,13 @@ struct OpRecord {
   std::int64_t release_call = 0;
   std::int64_t release_return = 0;
   int client = 0;
-  bool write = true;        // exclusive ops are writes
-  bool overlapped = false;  // Occupancy::enter() found another holder at its acquisition
-};
-
-// Who holds the one lock of a run, as the clients count themselves in after acquire returns
-// and out before they release. Hold time is zero (§2), so a held interval lasts nanoseconds:
-// the timestamps of analyze() see two holders only if the grants fall within those
-// nanoseconds, while a client still counted in is seen by the next one however the grants
-// were timed. Thread safety: safe for concurrent use.
-class Occupancy {
- public:
-  // Counts the caller in; false if the lock was not its as it should be: a writer found
-  // anyone, a reader found a writer.
-  bool enter(bool write) noexcept;
-  void leave(bool write) noexcept;
-
- private:
-  std::atomic<int> writers_{0};
-  std::atomic<int> readers_{0};
+  bool write = true;  // exclusive ops are writes
 };
 
 // The contended/rw figures of §3 over all measured ops.
 struct ContentionFigures {
   std::vector<std::int64_t> handoff_ns;  // K-1 hand-off times
-  long violations = 0;  // writes overlapping another held interval, and overlapped ops
+  long violations = 0;
   long per_client_min = 0;
   long per_client_max = 0;
 };

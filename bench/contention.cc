@@ -61,11 +61,11 @@ OpRecord start_op(long t, bool rw, int client) {
 }
 
 // The rest of `op` once its lock is held: released at once (hold time is zero, §2), recorded.
-void release_and_record(OpRecord& op, BenchLock& lock, Occupancy& occupancy,
-                        std::vector<OpRecord>* records, StallWatchdog& watchdog) {
+void release_and_record(OpRecord& op, BenchLock& lock, std::vector<OpRecord>* records,
+                        StallWatchdog& watchdog) {
   op.acquire_return = now_ns();
-  op.overlapped = !occupancy.enter(op.write);
-  occupancy.leave(op.write);
+  // Its own reading: the same one made every held interval empty, so that no two could
+  // ever be seen to overlap.
   op.release_call = now_ns();
   op.write ? lock.unlock() : lock.unlock_shared();
   op.release_return = now_ns();
@@ -74,12 +74,12 @@ void release_and_record(OpRecord& op, BenchLock& lock, Occupancy& occupancy,
 }
 
 // The tickets of §3: exactly `count` operations over all clients.
-void run_tickets(BenchLock& lock, Occupancy& occupancy, std::atomic<long>& next_ticket, long count,
-                 bool rw, int client, std::vector<OpRecord>* records, StallWatchdog& watchdog) {
+void run_tickets(BenchLock& lock, std::atomic<long>& next_ticket, long count, bool rw, int client,
+                 std::vector<OpRecord>* records, StallWatchdog& watchdog) {
   for (long t; (t = next_ticket.fetch_add(1)) < count;) {
     OpRecord op = start_op(t, rw, client);
     op.write ? lock.lock() : lock.lock_shared();
-    release_and_record(op, lock, occupancy, records, watchdog);
+    release_and_record(op, lock, records, watchdog);
   }
 }
 
@@ -89,12 +89,10 @@ void run_tickets(BenchLock& lock, Occupancy& occupancy, std::atomic<long>& next_
 // lock_async() does not deepen the stack.
 class TicketChain {
  public:
-  TicketChain(const Args& args, BenchLock& lock, Occupancy& occupancy,
-              std::atomic<long>& next_ticket, long count, bool rw, int client,
-              std::vector<OpRecord>* records, StallWatchdog& watchdog)
+  TicketChain(const Args& args, BenchLock& lock, std::atomic<long>& next_ticket, long count,
+              bool rw, int client, std::vector<OpRecord>* records, StallWatchdog& watchdog)
       : args_(args),
         lock_(lock),
-        occupancy_(occupancy),
         next_ticket_(next_ticket),
         count_(count),
         rw_(rw),
@@ -121,7 +119,7 @@ class TicketChain {
         // lock_async included): report it here, as run_contention does for a client thread.
         try {
           if (ec) fail(ec.message());
-          release_and_record(op_, lock_, occupancy_, records_, watchdog_);
+          release_and_record(op_, lock_, records_, watchdog_);
           if (turn_.exchange(Turn::acquired) == Turn::started) drive();
         } catch (const std::exception& e) {
           fail(e.what());
@@ -143,7 +141,6 @@ class TicketChain {
 
   const Args& args_;
   BenchLock& lock_;
-  Occupancy& occupancy_;
   std::atomic<long>& next_ticket_;
   const long count_;
   const bool rw_;
@@ -180,8 +177,6 @@ JsonLine run_contention(const Args& args, const Strategy& strategy, const std::s
   std::barrier meeting(clients + 1);
   std::atomic<long> warm_ticket{0};
   std::atomic<long> ticket{0};
-  Occupancy warm_occupancy;
-  Occupancy occupancy;
   std::vector<std::vector<OpRecord>> records(static_cast<std::size_t>(clients));
   std::vector<std::int64_t> finished(static_cast<std::size_t>(clients), 0);
   std::vector<std::unique_ptr<BenchClient>> sessions(static_cast<std::size_t>(clients));
@@ -195,18 +190,16 @@ JsonLine run_contention(const Args& args, const Strategy& strategy, const std::s
         auto warm_lock = session->make_lock(base + "/warm", rw);
         auto lock = session->make_lock(base + "/lock", rw);
         records[static_cast<std::size_t>(c)].reserve(static_cast<std::size_t>(iterations));
-        auto tickets = [&](BenchLock& on, Occupancy& held, std::atomic<long>& next, long count,
+        auto tickets = [&](BenchLock& on, std::atomic<long>& next, long count,
                            std::vector<OpRecord>* out) {
-          if (!strategy.async_acquire) {
-            return run_tickets(on, held, next, count, rw, c, out, watchdog);
-          }
-          TicketChain(args, on, held, next, count, rw, c, out, watchdog).run();
+          if (!strategy.async_acquire) return run_tickets(on, next, count, rw, c, out, watchdog);
+          TicketChain(args, on, next, count, rw, c, out, watchdog).run();
         };
         meeting.arrive_and_wait();
-        tickets(*warm_lock, warm_occupancy, warm_ticket, warmup, nullptr);
+        tickets(*warm_lock, warm_ticket, warmup, nullptr);
         meeting.arrive_and_wait();
         meeting.arrive_and_wait();
-        tickets(*lock, occupancy, ticket, iterations, &records[static_cast<std::size_t>(c)]);
+        tickets(*lock, ticket, iterations, &records[static_cast<std::size_t>(c)]);
         session->settle();
         finished[static_cast<std::size_t>(c)] = now_ns();
       } catch (const std::exception& e) {

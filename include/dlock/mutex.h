@@ -17,11 +17,12 @@
 
 namespace dlock {
 
-// First come, first served, one release waking one waiter, on ZooKeeper and Redis, and in the
-// server's own queue of PostgreSQL's advisory locks and MySQL's GET_LOCK. On files, on Redlock
-// and in the SQL table modes waiters poll and can be overtaken (docs/guarantees.md). On
-// ZooKeeper the lock is Apache Curator's InterProcessMutex on the wire: the two exclude each
-// other on one path. The surface and its errors are BasicLock's.
+// On ZooKeeper and Redis first come, first served, one release waking one waiter. On
+// PostgreSQL and MySQL / MariaDB (GET_LOCK, advisory locks, ?mode=row) waiters queue in the
+// server, in its order. On files, on Redlock and in the SQL table modes waiters poll and can be
+// overtaken (docs/guarantees.md). On ZooKeeper the lock is Apache Curator's InterProcessMutex
+// on the wire: the two exclude each other on one path. The surface and its errors are
+// BasicLock's.
 class DLOCK_EXPORT Mutex : public BasicLock {
  public:
   // `path` is slash-separated and absolute ("/locks/orders"); its parents are created as

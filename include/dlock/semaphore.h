@@ -15,7 +15,7 @@
 namespace dlock {
 
 // On ZooKeeper and Redis waiters are served in arrival order and each release lets exactly
-// one in. On files, Redlock, PostgreSQL and MySQL / MariaDB waiters poll, and a later one can
+// one in. On files, PostgreSQL and MySQL / MariaDB waiters poll, and a later one can
 // overtake an earlier one (docs/guarantees.md has each backend's terms). Every process must use the
 // same `permits` for a path: the first records it, and a handle asking for another number fails
 // with errc::lock_mismatch instead of admitting more holders than intended, as does a Semaphore on

@@ -229,6 +229,24 @@ TEST_F(PostgresTest, ReadersOfOneProcessDoNotOvertakeAQueuedWriter) {
   EXPECT_TRUE(reader_b.try_lock_shared_for(5s));
 }
 
+// With no writer queued, a second reader of a process shares the lock at once, a try-once too:
+// it asks the server on a connection of its own (the one claim per key on the primary had it
+// answer "busy" without asking; found by a review).
+TEST_F(PostgresTest, ReadersOfOneProcessShareTheLockATryOnceToo) {
+  auto backend = open();
+  SharedMutex reader_a(backend, "/shared-in-process");
+  SharedMutex reader_b(backend, "/shared-in-process");
+  SharedMutex writer(backend, "/shared-in-process");
+  reader_a.lock_shared();
+  EXPECT_TRUE(reader_b.try_lock_shared());
+  EXPECT_FALSE(writer.try_lock());
+  reader_b.unlock_shared();
+  EXPECT_TRUE(reader_b.try_lock_shared_for(1s));
+  reader_a.unlock_shared();
+  reader_b.unlock_shared();
+  EXPECT_TRUE(writer.try_lock_for(5s));
+}
+
 TEST_F(PostgresTest, HandlesOfOneBackendExcludeEachOther) {
   // Advisory locks are counted per session: a second handle on the same connection would "get"
   // a lock its connection already holds. dlock sends it to a connection of its own instead.

@@ -64,16 +64,19 @@ bool still_named(const std::string& path, const struct stat& opened) {
 
 // Takes `path` shared or exclusive without waiting; nullopt if someone has it.
 std::optional<FileLock> try_lock_file(const std::string& path, bool shared) {
-  Fd fd = open_lock_file(path);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw_errno(errno, path);
-  TableClaim claim = TableClaim::try_take({st.st_dev, st.st_ino}, shared);
-  if (!claim) return std::nullopt;
-  if (!take_flock(fd.get(), (shared ? LOCK_SH : LOCK_EX) | LOCK_NB, path)) return std::nullopt;
   // A file removed between our open() and flock() (by hand, by a cleaner of old files) is
-  // locked by nobody else who comes later: they open the path's new file. Try that one next.
-  if (!still_named(path, st)) return std::nullopt;
-  return FileLock{FlockFd(std::move(fd)), std::move(claim)};
+  // locked by nobody else who comes later: they open the path's new file. So is this attempt,
+  // once more at once; removed again meanwhile, it answers busy and its next poll tries again.
+  for (int opened = 0; opened < 2; ++opened) {
+    Fd fd = open_lock_file(path);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) throw_errno(errno, path);
+    TableClaim claim = TableClaim::try_take({st.st_dev, st.st_ino}, shared);
+    if (!claim) return std::nullopt;
+    if (!take_flock(fd.get(), (shared ? LOCK_SH : LOCK_EX) | LOCK_NB, path)) return std::nullopt;
+    if (still_named(path, st)) return FileLock{FlockFd(std::move(fd)), std::move(claim)};
+  }
+  return std::nullopt;
 }
 
 class FileHolding : public detail::Holding {

@@ -40,7 +40,8 @@ struct LiveRecord {
 };
 
 // The live records of `dir`, sorted by name; an absent `dir` has none. Removes dead records
-// on the way. Throws as throw_errno when `dir` cannot be read.
+// on the way. Throws as throw_errno when `dir`, or a record in it, cannot be read (out of
+// descriptors, say): skipping the record would report a live holder as gone.
 std::vector<LiveRecord> live_records(const std::string& dir);
 
 }  // namespace dlock::file_backend

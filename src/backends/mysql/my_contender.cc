@@ -272,7 +272,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       auto connection = connection_;
       const std::uint64_t own_row =
           waiter_row_ != 0 ? waiter_row_ : (seat_row_ != 0 ? seat_row_ : refused_row_);
-      if (own_row == 0 || silent_ || connection->broken()) {
+      // After a cancel, a KILL re-sent (kill_wait()) may still be on its way and would kill
+      // the DELETE: closing alone stops the row counting.
+      if (own_row == 0 || silent_ || cancelled_ || connection->broken()) {
         connection->close(make_error_code(errc::cancelled), "the attempt ended");
       } else {
         connection->query(remove_row(own_row), [connection](const Reply&) {

@@ -178,6 +178,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const auto now = Clock::now();
     if (now >= deadline_) {
       if (permits_ != 0 && !asked_server_) return check_permits_then_time_out(primary);
+      // A reader skipped on the primary, whose lock another reader of this process holds, asked
+      // the server nothing: the lock may well be free to share.
+      if (shared_ && !asked_server_) return try_alone_once();
       return finish(Outcome::failure(errc::timed_out));
     }
     if (site_->spec.role == ContenderSpec::Role::semaphore) return poll_later(primary, now);
@@ -245,7 +248,22 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                     // may be free, and the primary can take it.
                     if (!own && self->began_alone_) return self->try_on_primary_first();
                     if (!own) return self->finish(failure_of(reply));
-                    self->wait_on(std::move(own));
+                    self->try_on(std::move(own), /*may_wait=*/true);
+                  });
+  }
+
+  // Tries once, past the deadline, on a connection of its own, where the server's queue
+  // applies (on the primary, which holds the lock shared already, it would be granted past a
+  // queued writer; see Backend::Impl::claim()).
+  void try_alone_once() {
+    core_->borrow(detail::give_up_at(deadline_),
+                  [self = shared_from_this()](std::shared_ptr<PgConnection> own, Reply reply) {
+                    if (self->finished_) {
+                      if (own) self->core_->give_back(std::move(own));
+                      return;
+                    }
+                    if (!own) return self->finish(failure_of(reply));
+                    self->try_on(std::move(own), /*may_wait=*/false);
                   });
   }
 
@@ -267,20 +285,25 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     next_poll_ = std::min(next_poll_ * 2, kLongestPoll);
   }
 
-  // Tries on `own`, which records this attempt as a waiter if the lock is taken.
-  void wait_on(std::shared_ptr<PgConnection> own) {
+  // Tries on `own`; if the lock is taken, waits there as a recorded waiter when `may_wait`,
+  // else gives the connection back and ends the attempt as timed out.
+  void try_on(std::shared_ptr<PgConnection> own, bool may_wait) {
     own_ = own;
     const std::uint64_t entry = next_entry();
     own->query(core_->sql.contend,
-               contend_params(keys_.front(), entry, /*waiter=*/true, /*polling=*/false),
-               [self = shared_from_this(), own, entry](Reply reply) {
+               contend_params(keys_.front(), entry, /*waiter=*/may_wait, /*polling=*/false),
+               [self = shared_from_this(), own, entry, may_wait](Reply reply) {
                  if (self->finished_) return;
                  if (reply.error) return self->finish(failure_of(reply));
                  if (!reply.rows.empty() && self->refused(reply.rows[0][1])) return;
                  const bool taken = !reply.rows.empty() && reply.rows[0][0];
                  self->site_->last_found_busy = !taken;
-                 if (!taken) return self->lock_on(own, entry);
+                 if (!taken && may_wait) return self->lock_on(own, entry);
                  self->own_.reset();
+                 if (!taken) {
+                   self->core_->give_back(own);  // it holds nothing, and records no waiter
+                   return self->finish(Outcome::failure(errc::timed_out));
+                 }
                  self->held(Hold{.core = self->core_,
                                  .connection = own,
                                  .key = self->keys_.front(),

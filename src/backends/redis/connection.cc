@@ -199,12 +199,14 @@ void Connection::read() {
 
 void Connection::on_reply(Reply reply) {
   if (subscription_ && state_ == State::ready) {
-    // ["message", channel, payload]; the confirmations of SUBSCRIBE came before "ready";
-    // ["pong", ""] answers a ping (schedule_ping()), the one command a subscriber sends.
+    // ["message", channel, payload]; the confirmations of SUBSCRIBE came before "ready".
+    // Anything else answers a ping (schedule_ping()), the one command a subscriber sends:
+    // ["pong", ""], or an error from a proxy that refuses it, which still proves the
+    // connection alive.
     if (reply.elements.size() == 3 && reply.elements[0].text == "message") {
       return subscription_->on_message(reply.elements[2].text);
     }
-    if (reply.elements.empty() || reply.elements[0].text != "pong") return;
+    if (in_flight_.empty()) return;
   }
   if (in_flight_.empty()) return fail(errc::connection_lost, "a reply nobody asked for");
   Callback done = std::move(in_flight_.front());
