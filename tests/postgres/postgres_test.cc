@@ -197,16 +197,27 @@ TEST_F(PostgresTest, DlockHoldingTheLockMakesPsqlWait) {
       [&] { return psql("SELECT pg_try_advisory_lock(" + key_sql("/interop") + ")") == "t"; }));
 }
 
-TEST_F(PostgresTest, ReadersShareAndWritersExcludeAcrossClients) {
-  SharedMutex reader_a(open(), "/rw");
-  SharedMutex reader_b(open(), "/rw");
-  SharedMutex writer(open(), "/rw");
+// Two readers share `path` while a writer waits, a try-once among them; the writer gets it once
+// both let go. Each handle on the backend given for it.
+void readers_share_then_the_writer_gets_it(const std::shared_ptr<Backend>& for_a,
+                                           const std::shared_ptr<Backend>& for_b,
+                                           const std::shared_ptr<Backend>& for_writer,
+                                           const std::string& path) {
+  SharedMutex reader_a(for_a, path);
+  SharedMutex reader_b(for_b, path);
+  SharedMutex writer(for_writer, path);
   reader_a.lock_shared();
-  EXPECT_TRUE(reader_b.try_lock_shared_for(1s));
+  EXPECT_TRUE(reader_b.try_lock_shared());
   EXPECT_FALSE(writer.try_lock_for(200ms));
+  reader_b.unlock_shared();
+  EXPECT_TRUE(reader_b.try_lock_shared_for(1s));
   reader_a.unlock_shared();
   reader_b.unlock_shared();
   EXPECT_TRUE(writer.try_lock_for(5s));
+}
+
+TEST_F(PostgresTest, ReadersShareAndWritersExcludeAcrossClients) {
+  readers_share_then_the_writer_gets_it(open(), open(), open(), "/rw");
 }
 
 // The server grants a session a lock it already holds at once, past a writer queued for it:
@@ -234,17 +245,7 @@ TEST_F(PostgresTest, ReadersOfOneProcessDoNotOvertakeAQueuedWriter) {
 // answer "busy" without asking; found by a review).
 TEST_F(PostgresTest, ReadersOfOneProcessShareTheLockATryOnceToo) {
   auto backend = open();
-  SharedMutex reader_a(backend, "/shared-in-process");
-  SharedMutex reader_b(backend, "/shared-in-process");
-  SharedMutex writer(backend, "/shared-in-process");
-  reader_a.lock_shared();
-  EXPECT_TRUE(reader_b.try_lock_shared());
-  EXPECT_FALSE(writer.try_lock());
-  reader_b.unlock_shared();
-  EXPECT_TRUE(reader_b.try_lock_shared_for(1s));
-  reader_a.unlock_shared();
-  reader_b.unlock_shared();
-  EXPECT_TRUE(writer.try_lock_for(5s));
+  readers_share_then_the_writer_gets_it(backend, backend, backend, "/shared-in-process");
 }
 
 TEST_F(PostgresTest, HandlesOfOneBackendExcludeEachOther) {
