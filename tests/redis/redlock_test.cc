@@ -13,6 +13,7 @@
 #include <dlock/dlock.h>
 
 #include "eventually.h"
+#include "fault_proxy.h"
 #include "redis_server.h"
 
 namespace dlock::test {
@@ -136,6 +137,57 @@ TEST_F(RedlockTest, LostFiresWhenAQuorumOfMastersGoesAway) {
   EXPECT_LT(Clock::now() - killed, 1s);
 }
 
+// A master that stops answering without closing (stopped, or its connection forgotten by a
+// NAT) is given up after a ttl and asked again on a new connection, instead of collecting one
+// more unanswered command each round for as long as TCP keeps the connection.
+TEST_F(RedlockTest, ASilentMasterIsGivenUpAndAskedAgain) {
+  FaultProxy proxy(masters_[0]->port(), FaultProxy::Framing::bytes);
+  std::string hosts = "127.0.0.1:" + std::to_string(proxy.port());
+  for (std::size_t i = 1; i < masters_.size(); ++i) {
+    hosts += ",127.0.0.1:" + std::to_string(masters_[i]->port());
+  }
+  auto backend = dlock::open("redlock://" + hosts + "?ttl=1s");
+  Mutex mutex(backend, "/silent");
+  ASSERT_TRUE(mutex.try_lock_for(2s));
+  mutex.unlock();
+  const int connections_before = proxy.connections_accepted();
+  proxy.blackhole();
+  // Four of five masters still grant; master 0 answers nothing for two and a half ttls.
+  const auto until = Clock::now() + 2500ms;
+  while (Clock::now() < until) {
+    ASSERT_TRUE(mutex.try_lock_for(2s));
+    mutex.unlock();
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_GT(proxy.connections_accepted(), connections_before) << "the silent master was kept";
+  proxy.pass();
+}
+
+// Answers that come too late to count may still be grants: the round is released on every
+// master all the same, so that the keys it set keep no one out for a ttl, this client included.
+TEST_F(RedlockTest, ARoundAnsweredTooLateLeavesNothingBehind) {
+  auto backend = open("ttl=10s");
+  Mutex mutex(backend, "/late");
+  for (auto& master : masters_) master->pause();
+  EXPECT_THROW((void)mutex.try_lock_for(300ms), Error);
+  for (auto& master : masters_) master->resume();
+  EXPECT_TRUE(eventually([&] { return nothing_left("/late"); }, 3s));
+  EXPECT_TRUE(mutex.try_lock_for(2s));
+  mutex.unlock();
+}
+
+TEST_F(RedlockTest, AKeyOfAnotherTypeIsAMismatch) {
+  for (auto& master : masters_) master->cli({"HSET", "/typed", "field", "value"});
+  auto backend = open();
+  Mutex mutex(backend, "/typed");
+  try {
+    EXPECT_FALSE(mutex.try_lock_for(300ms)) << "locked over another program's hash";
+    ADD_FAILURE() << "waited as on a held lock, no lock_mismatch";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::lock_mismatch) << error.what();
+  }
+}
+
 TEST_F(RedlockTest, AForeignHolderOnAQuorumKeepsDlockOutAndWhatItGotIsReleased) {
   // node-redlock's or redis-py's lock on three masters: SET key value NX PX.
   for (int i = 0; i < 3; ++i) {
@@ -184,9 +236,11 @@ TEST_F(RedlockTest, ReadersAndSemaphoresAreRefused) {
 
 TEST_F(RedlockTest, BadUrlsAreRefusedBeforeAnyConnection) {
   const std::string one = "127.0.0.1:" + std::to_string(masters_[0]->port());
+  const std::string two = "127.0.0.1:" + std::to_string(masters_[1]->port());
   for (const std::string& bad :
        {std::string("redlock://"), "redlock://" + one + "," + one, "redlock://" + one + ",h:0x",
-        "redlock://" + one + "?frob=1", "redlock://" + one + "?ttl=10ms"}) {
+        "redlock://" + one + "?frob=1", "redlock://" + one + "?ttl=10ms", "redlock://" + one,
+        "redlock://" + one + "," + two}) {
     try {
       (void)dlock::open(bad);
       ADD_FAILURE() << bad;

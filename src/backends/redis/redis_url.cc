@@ -127,6 +127,11 @@ RedlockOptions redlock_options_from_url(std::string_view url, const OpenOptions&
     if (comma == std::string_view::npos) break;
     hosts.remove_prefix(comma + 1);
   }
+  // One master is a single Redis without dlock's queue and token, two a quorum of both: Redlock
+  // only buys anything when the quorum survives a master's loss.
+  if (options.masters.size() < 3) {
+    bad_url(url, "Redlock needs at least 3 independent masters (for one server: redis://)");
+  }
   return options;
 }
 

@@ -21,13 +21,14 @@ using detail::Outcome;
 // the quorum together do not all try again at the same moment.
 constexpr std::chrono::milliseconds kRetry{200};
 
-// KEYS: lock key, record key. ARGV: value, ttl ms, record. 1 when set.
+// KEYS: lock key, record key. ARGV: value, ttl ms, record. 1 when set, or already ours (a
+// round whose answer came late); GET fails with WRONGTYPE on a key that is not a string.
 constexpr std::string_view kAcquire = R"lua(
-if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
-  return 1
-end
-return 0)lua";
+local current = redis.call('get', KEYS[1])
+if current and current ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
+return 1)lua";
 // KEYS: lock key, record key. ARGV: value, ttl ms. 1 when the key was still ours.
 constexpr std::string_view kRenew = R"lua(
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -53,6 +54,15 @@ std::size_t count_integer(const RedlockMasters::Answers& answers, std::int64_t v
   std::size_t n = 0;
   for (const Answer& answer : answers) n += answer.ok() && answer.reply.integer == value;
   return n;
+}
+
+// Whether a master may hold the round's value: it granted, or its answer never came (late, or
+// lost with its connection), and the script may have run all the same.
+bool any_may_hold(const RedlockMasters::Answers& answers) {
+  for (const Answer& answer : answers) {
+    if (answer.error || (answer.ok() && answer.reply.integer == 1)) return true;
+  }
+  return false;
 }
 
 // Deletes `value`'s keys on every master, without waiting; the backend drains it.
@@ -155,25 +165,31 @@ class RedlockAttempt : public std::enable_shared_from_this<RedlockAttempt> {
     timer_.reset();
     if (finished_) return;
     const Clock::time_point sent = Clock::now();
+    // A round counts as background work until its answers are in and any release is on its
+    // way, so that a backend dropped at a cancel (a command's Ctrl-C) waits for it, and what
+    // the round won is not left to the ttl.
+    masters_->background().started();
     masters_->broadcast(
         eval(kAcquire, keys_, {value_, std::to_string(masters_->ttl().count()), record_}),
         masters_->patience(), [self = shared_from_this(), sent](RedlockMasters::Answers answers) {
           self->on_answers(sent, std::move(answers));
+          self->masters_->background().ended();
         });
   }
 
   void on_answers(Clock::time_point sent, RedlockMasters::Answers answers) {
     const std::size_t granted = count_integer(answers, 1);
     if (finished_) {
-      if (granted > 0) release_everywhere(masters_, keys_, value_);
+      if (any_may_hold(answers)) release_everywhere(masters_, keys_, value_);
       return;
     }
     const lease::LeaseClock clock(masters_->lease_terms());
     if (granted >= masters_->quorum() && Clock::now() < clock.valid_until(sent)) {
       return finish(Outcome::success(RedlockHolding::start(masters_, keys_, value_, sent)));
     }
-    // Masters that granted a lost round keep the key until it expires unless told.
-    if (granted > 0) release_everywhere(masters_, keys_, value_);
+    // Masters that granted a lost round, or answered too late to count, keep the key until it
+    // expires unless told; each connection runs the release after the late acquisition.
+    if (any_may_hold(answers)) release_everywhere(masters_, keys_, value_);
     std::size_t refused = 0;  // error replies that will not change by trying again
     std::size_t silent = 0;   // no reply at all
     std::optional<std::size_t> refusal;

@@ -39,8 +39,12 @@ RedlockMasters::RedlockMasters(RedlockOptions options)
     : options_(std::move(options)),
       executor_(std::make_shared<detail::Executor>()),
       timers_(*executor_) {
-  for (const Endpoint& endpoint : options_.masters) {
-    connections_.push_back(Connection::create(executor_->io_context(), endpoint));
+  // A master silent for a ttl (stopped, or its connection forgotten by a NAT) is given up and
+  // asked again on a new connection: its answers could decide nothing by then, and each round
+  // would otherwise queue one more command behind the ones it never answered.
+  for (Endpoint endpoint : options_.masters) {
+    endpoint.reply_timeout = options_.ttl;
+    connections_.push_back(Connection::create(executor_->io_context(), std::move(endpoint)));
   }
 }
 
