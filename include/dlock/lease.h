@@ -60,7 +60,9 @@ class DLOCK_EXPORT Lease {
   const std::string& node() const noexcept;
 
   // Gives the lock up. Never blocks on the network and never throws: a delete that cannot be
-  // confirmed is retried in the background until it succeeds or the session ends. Idempotent.
+  // confirmed is retried in the background until it succeeds or the session ends (Redlock
+  // sends it once to every master; one that misses it keeps the key until its ttl).
+  // Idempotent.
   void release() noexcept;
 
  private:

@@ -34,9 +34,9 @@ namespace dlock {
 //       of `ttl` (default 10s, at least 100ms) renewed while held. ":password@" alone
 //       authenticates the default user. rediss:// is TLS, the server's certificate checked
 //       against the system's store or the PEM file FILE.
-//   redlock://[[user]:password@]host:port,host:port,...[/db][?ttl=D&connect_timeout=D]
-//       Redlock over independent Redis masters (docs/redis.md), quorum N/2+1; a quorum must
-//       answer before open() returns. Exclusive locks only; Lease::token() is 0.
+//   redlock://[[user]:password@]host[:port],host[:port],host[:port][,...][/db][?ttl=D&...]
+//       Redlock over three or more independent Redis masters (docs/redis.md), quorum N/2+1; a
+//       quorum must answer before open() returns. Exclusive locks only; Lease::token() is 0.
 //   postgres://[user[:password]@][host][:port][/dbname][?param=value&...]   (or postgresql://)
 //   postgres:[key=value ...]
 //       a postgres::Backend (postgres.h): a libpq URI, or a libpq key=value string, or nothing
@@ -57,7 +57,8 @@ namespace dlock {
 //
 // Throws dlock::Error:
 //   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it), an
-//                     unknown mode= or a table-mode ttl under 100ms (postgres://, mysql://);
+//                     unknown mode= or a table-mode ttl under 100ms (postgres://, mysql://),
+//                     fewer than three masters or one named twice (redlock://);
 //   not_supported     a backend left out of this build;
 //   connect_failed, auth_failed, cancelled   zk:// as zk::Session::connect(); redis:// when
 //                     no server answers in time (or its certificate is not trusted), when it

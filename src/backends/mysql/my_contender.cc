@@ -276,6 +276,18 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       // the DELETE: closing alone stops the row counting.
       if (own_row == 0 || silent_ || cancelled_ || connection->broken()) {
         connection->close(make_error_code(errc::cancelled), "the attempt ended");
+      } else if (refused_row_ != 0) {
+        // Until it is gone, the row of a refused take shows its kind to every check of the
+        // path: the refusal is reported once it is, so that the caller's next handle, of the
+        // right kind, is not refused for it (the conformance suite's refused Semaphore, under
+        // ASan in CI).
+        connection_.reset();
+        connection->query(
+            remove_row(own_row), [connection, outcome, done = std::move(done_)](const Reply&) {
+              connection->close(make_error_code(errc::cancelled), "the attempt ended");
+              done(outcome);
+            });
+        return;
       } else {
         connection->query(remove_row(own_row), [connection](const Reply&) {
           connection->close(make_error_code(errc::cancelled), "the attempt ended");

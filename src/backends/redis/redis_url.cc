@@ -148,7 +148,8 @@ void register_redis(BackendRegistry& registry) {
        }});
   registry.add(
       {.schemes = {"redlock"},
-       .url_form = "redlock://[[user]:password@]host:port,host:port,...[/db][?ttl=D]",
+       .url_form = "redlock://[[user]:password@]host[:port],host[:port],host[:port][,...]"
+                   "[/db][?ttl=D]",
        .open = [](std::string_view url, const OpenOptions& open) {
          return std::shared_ptr<dlock::Backend>(std::make_shared<redis_backend::RedlockBackend>(
              redis_backend::RedlockMasters::open(redlock_options_from_url(url, open), open)));

@@ -56,11 +56,15 @@ std::size_t count_integer(const RedlockMasters::Answers& answers, std::int64_t v
   return n;
 }
 
-// Whether a master may hold the round's value: it granted, or its answer never came (late, or
-// lost with its connection), and the script may have run all the same.
+// Whether a master may hold the round's value: it granted, or the script went out and its
+// answer never came (late, or lost with the connection) and it may have run all the same. A
+// master that was never reached (connect_failed, auth_failed) holds nothing.
 bool any_may_hold(const RedlockMasters::Answers& answers) {
   for (const Answer& answer : answers) {
-    if (answer.error || (answer.ok() && answer.reply.integer == 1)) return true;
+    if (answer.error == errc::timed_out || answer.error == errc::connection_lost ||
+        (answer.ok() && answer.reply.integer == 1)) {
+      return true;
+    }
   }
   return false;
 }
@@ -158,6 +162,9 @@ class RedlockAttempt : public std::enable_shared_from_this<RedlockAttempt> {
             if (auto self = weak.lock()) self->finish(Outcome::failure(errc::cancelled));
           });
         }));
+    // Stopped before it began (an abandoned async acquisition): no round, which could outlive
+    // a backend dropped at once.
+    if (stop_.stop_requested()) return finish(Outcome::failure(errc::cancelled));
     try_once();
   }
 
