@@ -346,6 +346,22 @@ TEST_F(MysqlTest, ARefusedSemaphoresRowIsGoneWhenItsRefusalIsReported) {
   proxy.delay_requests_containing("DELETE FROM dlock_contenders WHERE id", 0ms);
 }
 
+// A server that does not answer that DELETE (the table locked by a backup, a frozen server)
+// holds the refusal back a second at most, even with no heartbeat to fail the connection.
+TEST_F(MysqlTest, ARefusalWaitsForItsRowsDeleteASecondAtMost) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto backend = dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) +
+                             "/" + database_ + "?heartbeat=0");
+  Semaphore first(backend, "/unanswered", 2);
+  ASSERT_TRUE(first.try_lock());
+  proxy.delay_requests_containing("DELETE FROM dlock_contenders WHERE id", std::chrono::hours(1));
+  Semaphore other(backend, "/unanswered", 5);
+  const auto start = Clock::now();
+  EXPECT_THROW((void)other.try_lock(), Error);
+  EXPECT_LT(Clock::now() - start, 3s) << "the refusal waited for the DELETE's answer";
+  proxy.delay_requests_containing("DELETE FROM dlock_contenders WHERE id", 0ms);
+}
+
 TEST_F(MysqlTest, KillingTheHoldersConnectionRaisesLost) {
   auto backend = open();
   Mutex mutex(backend, "/killed");

@@ -21,6 +21,8 @@ namespace {
 constexpr Clock::duration kFirstPoll = std::chrono::milliseconds(2);
 constexpr Clock::duration kLongestPoll = std::chrono::milliseconds(100);
 constexpr Clock::duration kKillAgain = std::chrono::milliseconds(50);
+// How long a refusal waits for its row's DELETE before its connection is closed instead.
+constexpr Clock::duration kRefusalCleanUp = std::chrono::seconds(1);
 constexpr const char* kNoRowOfThree = "the server's answer to a take has no row of three values";
 
 }  // namespace
@@ -92,6 +94,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   // A Mutex and a Semaphore, or Semaphores of other permits, never share a path: `theirs` is
   // the permits of a standing contender of the path of another kind (0 for a Mutex).
   void refuse(const std::string& theirs) {
+    refused_ = true;
     if (theirs != "0" && semaphore()) {
       return finish(Outcome::failure(make_error_code(errc::lock_mismatch),
                                      "the semaphore has " + theirs +
@@ -276,16 +279,23 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       // the DELETE: closing alone stops the row counting.
       if (own_row == 0 || silent_ || cancelled_ || connection->broken()) {
         connection->close(make_error_code(errc::cancelled), "the attempt ended");
-      } else if (refused_row_ != 0) {
-        // Until it is gone, the row of a refused take shows its kind to every check of the
-        // path: the refusal is reported once it is, so that the caller's next handle, of the
-        // right kind, is not refused for it (the conformance suite's refused Semaphore, under
-        // ASan in CI).
+      } else if (refused_) {
+        // Until it is gone, the row of a refused contender (a take's or a waiter's) shows its
+        // kind to every check of the path: the refusal is reported once it is, so that the
+        // caller's next handle, of the right kind, is not refused for it (the conformance
+        // suite's refused Semaphore, under ASan in CI). A server that does not answer within
+        // kRefusalCleanUp has the connection closed, which fails the DELETE and reports.
         connection_.reset();
         connection->query(
             remove_row(own_row), [connection, outcome, done = std::move(done_)](const Reply&) {
               connection->close(make_error_code(errc::cancelled), "the attempt ended");
               done(outcome);
+            });
+        site_->core->executor->post_at(
+            Clock::now() + kRefusalCleanUp, [weak = std::weak_ptr<MyConnection>(connection)] {
+              if (auto connection = weak.lock()) {
+                connection->close(make_error_code(errc::cancelled), "the attempt ended");
+              }
             });
         return;
       } else {
@@ -309,6 +319,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::uint64_t waiter_row_ = 0;
   std::uint64_t seat_row_ = 0;     // the row the seat kept with connection_, until held
   std::uint64_t refused_row_ = 0;  // the row of a take the kind check then refused
+  bool refused_ = false;           // the kind check refused it (refuse())
   bool waiting_ = false;           // a GET_LOCK that may wait is in flight
   bool reopened_ = false;          // a kept connection broke, and the attempt began again
   bool cancelled_ = false;
