@@ -166,8 +166,11 @@ Executor::~Executor() {
 }
 
 void Executor::post(Task task) {
-  loop_->posted.fetch_add(1);
+  // Counted once queued: counted first, a task that a task posts could be in settle()'s
+  // `before` while still behind its barrier in the queue, and settle() returned before it ran
+  // (ThreadSanitizer saw it in SettleWaitsForTasksThatTasksPost).
   asio::post(loop_->io, std::move(task));
+  loop_->posted.fetch_add(1);
 }
 
 void Executor::run_and_wait(const Task& task) {
