@@ -168,8 +168,8 @@ Executor::~Executor() {
 void Executor::post(Task task) {
   // Counted once queued: counted first, a task that a task posts could be in settle()'s
   // `before` while still behind its barrier in the queue, and settle() returned before it ran
-  // (ThreadSanitizer saw it in SettleWaitsForTasksThatTasksPost).
-  // A copy of the loop: once queued, the task may destroy this Executor (its last owner).
+  // (ThreadSanitizer, SettleWaitsForTasksThatTasksPost). Counted on a copy of the loop, since
+  // once queued the task may destroy this Executor, its last owner.
   const std::shared_ptr<Loop> loop = loop_;
   asio::post(loop->io, std::move(task));
   loop->posted.fetch_add(1);

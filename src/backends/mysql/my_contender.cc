@@ -23,6 +23,10 @@ constexpr Clock::duration kLongestPoll = std::chrono::milliseconds(100);
 constexpr Clock::duration kKillAgain = std::chrono::milliseconds(50);
 // How long a refusal waits for its row's DELETE before its connection is closed instead.
 constexpr Clock::duration kRefusalCleanUp = std::chrono::seconds(1);
+// Closes the connection of an attempt that ended without the lock, which frees what it took.
+void end_attempt(MyConnection& connection) {
+  connection.close(make_error_code(errc::cancelled), "the attempt ended");
+}
 constexpr const char* kNoRowOfThree = "the server's answer to a take has no row of three values";
 
 }  // namespace
@@ -278,7 +282,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       // After a cancel, a KILL re-sent (kill_wait()) may still be on its way and would kill
       // the DELETE: closing alone stops the row counting.
       if (own_row == 0 || silent_ || cancelled_ || connection->broken()) {
-        connection->close(make_error_code(errc::cancelled), "the attempt ended");
+        end_attempt(*connection);
       } else if (refused_) {
         // Until it is gone, the row of a refused contender (a take's or a waiter's) shows its
         // kind to every check of the path: the refusal is reported once it is, so that the
@@ -286,22 +290,21 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         // suite's refused Semaphore, under ASan in CI). A server that does not answer within
         // kRefusalCleanUp has the connection closed, which fails the DELETE and reports.
         connection_.reset();
-        connection->query(
-            remove_row(own_row), [connection, outcome, done = std::move(done_)](const Reply&) {
-              connection->close(make_error_code(errc::cancelled), "the attempt ended");
-              done(outcome);
-            });
-        site_->core->executor->post_at(
-            Clock::now() + kRefusalCleanUp, [weak = std::weak_ptr<MyConnection>(connection)] {
-              if (auto connection = weak.lock()) {
-                connection->close(make_error_code(errc::cancelled), "the attempt ended");
-              }
-            });
+        connection->query(remove_row(own_row),
+                          [connection, outcome, done = std::move(done_)](const Reply&) {
+                            end_attempt(*connection);
+                            done(outcome);
+                          });
+        site_->core->executor->post_at(Clock::now() + kRefusalCleanUp,
+                                       [weak = std::weak_ptr<MyConnection>(connection)] {
+                                         if (auto connection = weak.lock()) {
+                                           end_attempt(*connection);
+                                         }
+                                       });
         return;
       } else {
-        connection->query(remove_row(own_row), [connection](const Reply&) {
-          connection->close(make_error_code(errc::cancelled), "the attempt ended");
-        });
+        connection->query(remove_row(own_row),
+                          [connection](const Reply&) { end_attempt(*connection); });
       }
     }
     connection_.reset();
