@@ -346,6 +346,24 @@ TEST_F(MysqlTest, ARefusedSemaphoresRowIsGoneWhenItsRefusalIsReported) {
   proxy.delay_requests_containing("DELETE FROM dlock_contenders WHERE id", 0ms);
 }
 
+// The slot the refused take got is free by then too, though the server may learn late that
+// the refused take's connection ended (here its COM_QUIT is held back): the next handle of
+// the right kind is not told "busy" because of it.
+TEST_F(MysqlTest, ARefusedSemaphoresSlotIsFreeWhenItsRefusalIsReported) {
+  FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
+  auto backend = dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) +
+                             "/" + database_);
+  Semaphore first(backend, "/slot", 2);
+  ASSERT_TRUE(first.try_lock());
+  const std::string quit("\x01\0\0\0\x01", 5);  // a packet of one byte, COM_QUIT
+  proxy.delay_requests_containing(quit, 1s);
+  Semaphore other(backend, "/slot", 5);  // takes the free slot, then sees first's kind
+  EXPECT_THROW((void)other.try_lock(), Error);
+  Semaphore second(backend, "/slot", 2);
+  EXPECT_TRUE(second.try_lock()) << "the refused take's slot is still held";
+  proxy.delay_requests_containing(quit, 0ms);
+}
+
 // A server that does not answer that DELETE (the table locked by a backup, a frozen server)
 // holds the refusal back a second at most, even with no heartbeat to fail the connection.
 TEST_F(MysqlTest, ARefusalWaitsForItsRowsDeleteASecondAtMost) {

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -217,6 +218,74 @@ TEST_F(RedlockTest, StatusAndListNameDlocksHolder) {
   EXPECT_EQ(std::vector<std::string>{"/jobs/nightly"}, backend->list("/jobs", Clock::now() + 2s));
   lease.release();
   EXPECT_TRUE(eventually([&] { return backend->list("/", Clock::now() + 2s).empty(); }));
+}
+
+// One frozen master (SIGSTOP: it keeps its connections and answers nothing) does not fail
+// list() while four answer, however far away they are (here 20 ms each way). Asked in turn,
+// the frozen one used up the deadline before the others were asked, who then had a
+// millisecond left.
+TEST_F(RedlockTest, ListAnswersWithAMasterFrozen) {
+  std::vector<std::unique_ptr<FaultProxy>> far;
+  std::string hosts = "127.0.0.1:" + std::to_string(masters_[0]->port());
+  for (std::size_t i = 1; i < masters_.size(); ++i) {
+    far.push_back(std::make_unique<FaultProxy>(masters_[i]->port(), FaultProxy::Framing::bytes));
+    far.back()->delay(20ms);
+    hosts += ",127.0.0.1:" + std::to_string(far.back()->port());
+  }
+  // The masters' reply timeout is the ttl: 10 s, beyond the calls' deadlines.
+  auto backend = dlock::open("redlock://" + hosts + "?ttl=10s");
+  Mutex mutex(backend, "/frozen/job");
+  Lease lease = mutex.acquire();
+  masters_[0]->pause();
+  std::vector<std::string> paths;
+  EXPECT_NO_THROW(paths = backend->list("/frozen", Clock::now() + 1s));
+  EXPECT_EQ(std::vector<std::string>{"/frozen/job"}, paths);
+  EXPECT_EQ(1u, backend->status("/frozen/job", Clock::now() + 1s).holders.size());
+  masters_[0]->resume();
+}
+
+// open() asks every master for INFO (one server named twice is refused): a master slow to
+// answer it holds open() up no longer than a stop request allows.
+TEST_F(RedlockTest, OpenHeedsAStopWhileAMasterIsSlowToTellWhoItIs) {
+  FaultProxy slow(masters_[0]->port(), FaultProxy::Framing::bytes);
+  slow.delay_requests_containing("INFO", std::chrono::hours(1));
+  std::string hosts = "127.0.0.1:" + std::to_string(slow.port());
+  for (std::size_t i = 1; i < masters_.size(); ++i) {
+    hosts += ",127.0.0.1:" + std::to_string(masters_[i]->port());
+  }
+  std::stop_source stop;
+  std::jthread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop.request_stop();
+  });
+  try {
+    (void)dlock::open("redlock://" + hosts + "?connect_timeout=30s",
+                      OpenOptions{.stop = stop.get_token()});
+    ADD_FAILURE() << "opened";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::cancelled) << error.what();
+  }
+  slow.delay_requests_containing("INFO", 0ms);
+}
+
+// Masters that answer "not allowed" (an ACL) answered: status() and list() say what they
+// refused, not that they could not be reached.
+TEST_F(RedlockTest, AnAclsRefusalIsPermissionDenied) {
+  auto backend = open();
+  for (auto& master : masters_) {
+    master->cli({"ACL", "SETUSER", "default", "-mget", "-scan"});
+  }
+  for (const auto& call : std::vector<std::function<void()>>{
+           [&] { (void)backend->status("/denied", Clock::now() + 2s); },
+           [&] { (void)backend->list("/", Clock::now() + 2s); }}) {
+    try {
+      call();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), errc::permission_denied) << error.what();
+      EXPECT_NE(std::string(error.what()).find("NOPERM"), std::string::npos) << error.what();
+    }
+  }
 }
 
 TEST_F(RedlockTest, ReadersAndSemaphoresAreRefused) {

@@ -285,12 +285,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         end_attempt(*connection);
       } else if (refused_) {
         // Until it is gone, the row of a refused contender (a take's or a waiter's) shows its
-        // kind to every check of the path: the refusal is reported once it is, so that the
-        // caller's next handle, of the right kind, is not refused for it (the conformance
-        // suite's refused Semaphore, under ASan in CI). A server that does not answer within
-        // kRefusalCleanUp has the connection closed, which fails the DELETE and reports.
+        // kind to every check of the path, and the slot its take got keeps a try busy: the
+        // refusal is reported once both are freed, so that the caller's next handle, of the
+        // right kind, is neither refused for it (the conformance suite's refused Semaphore,
+        // under ASan in CI) nor told "busy". The connection holds nothing else: it is closed
+        // next. A server that does not answer within kRefusalCleanUp has the connection
+        // closed, which fails the DELETE and reports.
         connection_.reset();
-        connection->query(remove_row(own_row),
+        connection->query(release_holder(own_row, 0),
                           [connection, outcome, done = std::move(done_)](const Reply&) {
                             end_attempt(*connection);
                             done(outcome);

@@ -1,5 +1,7 @@
 #include "redlock_backend.h"
 
+#include <algorithm>
+#include <future>
 #include <map>
 
 #include <dlock/error.h>
@@ -21,6 +23,25 @@ std::chrono::milliseconds until(Clock::time_point deadline) {
   return std::max(left, std::chrono::milliseconds(1));
 }
 
+// Why fewer than a quorum answered: a refusal that asking again cannot mend (an ACL's
+// permission_denied, auth_failed, a cluster's not_supported) if a master gave one, for that
+// is what the user must act on; connect_failed if the masters were only out of reach.
+[[noreturn]] void throw_short_of_quorum(const RedlockMasters& masters, std::size_t answered,
+                                        const std::vector<std::error_code>& failures,
+                                        const std::string& first_failure) {
+  std::error_code code = make_error_code(errc::connect_failed);
+  for (const std::error_code& failure : failures) {
+    if (failure != errc::connect_failed && failure != errc::connection_lost &&
+        failure != errc::timed_out) {
+      code = failure;
+      break;
+    }
+  }
+  throw Error(code, std::to_string(answered) + " of " + std::to_string(masters.size()) +
+                        " Redlock masters answered, " + std::to_string(masters.quorum()) +
+                        " are needed (" + first_failure + ")");
+}
+
 }  // namespace
 
 RedlockBackend::~RedlockBackend() {
@@ -37,10 +58,15 @@ LockStatus RedlockBackend::read_status(std::string_view path, Clock::time_point 
   const RedlockMasters::Answers answers =
       masters_->broadcast_and_wait(redlock_status_command(keys), until(deadline));
   std::size_t answered = 0;
+  std::vector<std::error_code> failures;
   std::map<std::string, std::size_t> votes;  // lock key value -> masters that hold it
   std::map<std::string, std::string> records;
   for (const Answer& answer : answers) {
-    if (!answer.ok() || answer.reply.elements.size() != 2) continue;
+    if (!answer.ok()) {
+      failures.push_back(answer.error ? answer.error : code_of_error(answer.reply.text));
+      continue;
+    }
+    if (answer.reply.elements.size() != 2) continue;
     ++answered;
     const Reply& value = answer.reply.elements[0];
     if (value.type != Reply::Type::string) continue;
@@ -51,10 +77,7 @@ LockStatus RedlockBackend::read_status(std::string_view path, Clock::time_point 
     }
   }
   if (answered < masters_->quorum()) {
-    throw Error(errc::connect_failed,
-                std::to_string(answered) + " of " + std::to_string(masters_->size()) +
-                    " Redlock masters answered, " + std::to_string(masters_->quorum()) +
-                    " are needed (" + first_failure(*masters_, answers) + ")");
+    throw_short_of_quorum(*masters_, answered, failures, first_failure(*masters_, answers));
   }
   LockStatus status{.path = std::string(path)};
   for (const auto& [value, count] : votes) {
@@ -70,33 +93,36 @@ LockStatus RedlockBackend::read_status(std::string_view path, Clock::time_point 
 
 std::vector<std::string> RedlockBackend::read_list(std::string_view prefix,
                                                    Clock::time_point deadline) {
+  // Each master is scanned on a thread of its own, so that one slow or frozen master costs
+  // the others nothing: asked in turn, it used up the deadline before they were asked.
+  std::vector<std::future<std::vector<std::string>>> scans;
+  for (std::size_t i = 0; i < masters_->size(); ++i) {
+    scans.push_back(std::async(std::launch::async, [this, i, prefix, deadline] {
+      return scan_paths(prefix, RedlockKeys::kRedlockRecordSuffix, [&](Command command) {
+        Answer answer = masters_->ask(i, std::move(command), until(deadline));
+        if (!answer.ok()) {
+          throw Error(answer.error ? answer.error : code_of_error(answer.reply.text),
+                      failure_of(*masters_, i, answer));
+        }
+        return std::move(answer.reply);
+      });
+    }));
+  }
   std::vector<std::string> paths;
   std::size_t answered = 0;
-  std::string failure;
-  for (std::size_t i = 0; i < masters_->size(); ++i) {
+  std::vector<std::error_code> failures;
+  std::string first;
+  for (auto& scan : scans) {
     try {
-      for (std::string& path :
-           scan_paths(prefix, RedlockKeys::kRedlockRecordSuffix, [&](Command command) {
-             Answer answer = masters_->ask(i, std::move(command), until(deadline));
-             if (!answer.ok()) {
-               throw Error(answer.error ? answer.error : code_of_error(answer.reply.text),
-                           "redis " + masters_->address(i) + ": " + answer.reply.text);
-             }
-             return std::move(answer.reply);
-           })) {
-        paths.push_back(std::move(path));
-      }
+      for (std::string& path : scan.get()) paths.push_back(std::move(path));
       ++answered;
     } catch (const Error& error) {
       if (error.code() == errc::invalid_path) throw;
-      if (failure.empty()) failure = error.what();
+      failures.push_back(error.code());
+      if (first.empty()) first = error.what();
     }
   }
-  if (answered < masters_->quorum()) {
-    throw Error(errc::connect_failed, std::to_string(answered) + " of " +
-                                          std::to_string(masters_->size()) +
-                                          " Redlock masters answered (" + failure + ")");
-  }
+  if (answered < masters_->quorum()) throw_short_of_quorum(*masters_, answered, failures, first);
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   return paths;

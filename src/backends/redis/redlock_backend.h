@@ -21,11 +21,15 @@ class RedlockBackend final : public dlock::Backend {
 
   std::string_view scheme() const noexcept override { return "redlock"; }
   // The holder is the value a quorum of masters holds for the path (dlock's with its holder
-  // data, another program's with its value as node); Redlock has no waiters to show. Throws
-  // dlock::Error: invalid_path, connect_failed (fewer than a quorum answered by the deadline).
+  // data, another program's with its value as node); Redlock has no waiters to show. Every
+  // master is asked at once, each until the deadline. Throws dlock::Error: invalid_path;
+  // when fewer than a quorum answered, the code of a master's refusal that asking again
+  // cannot mend (permission_denied: an ACL forbids the command; auth_failed; not_supported:
+  // a cluster node), else connect_failed (the others were out of reach by the deadline).
  protected:
   LockStatus read_status(std::string_view path, Clock::time_point deadline) override;
-  // Paths dlock holds on any master now. Errors as status().
+  // Paths dlock holds on any master now, leftovers of lost rounds included (status() needs a
+  // quorum). Every master is scanned at once. Errors as status().
   std::vector<std::string> read_list(std::string_view prefix, Clock::time_point deadline) override;
 
  public:

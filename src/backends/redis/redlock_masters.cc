@@ -59,15 +59,9 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
   for (const Endpoint& endpoint : masters->options_.masters) {
     connect_timeout = std::max(connect_timeout, endpoint.connect_timeout);
   }
-  auto answered = std::make_shared<std::promise<Answers>>();
-  std::future<Answers> pings = answered->get_future();
   // A little beyond the connections' own timeout, which reports the reason.
-  masters->broadcast({"PING"}, connect_timeout + std::chrono::milliseconds(500),
-                     [answered](Answers answers) { answered->set_value(std::move(answers)); });
-  if (detail::await_future(pings, Clock::time_point::max(), open.stop) != detail::Awaited::ready) {
-    throw Error(errc::cancelled, "connecting to the Redlock masters " + masters->addresses());
-  }
-  const Answers answers = pings.get();
+  const Answers answers = masters->broadcast_and_wait(
+      {"PING"}, connect_timeout + std::chrono::milliseconds(500), open.stop);
   std::size_t up = 0;
   std::string down;
   for (std::size_t i = 0; i < answers.size(); ++i) {
@@ -86,22 +80,23 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
                     " Redlock masters answered, " + std::to_string(masters->quorum()) +
                     " are needed (" + down + ")");
   }
-  masters->refuse_one_server_named_twice(answers, connect_timeout);
+  masters->refuse_one_server_named_twice(answers, connect_timeout, open.stop);
   return masters;
 }
 
 // One server under two names (an alias, another of its host's addresses) has one vote where
 // the quorum counts two, and gives them never both: each SET NX after the first fails on it.
 // The lock could never be taken. INFO's run_id tells servers apart; only masters that answered
-// PING are asked, and one that does not say (an ACL that refuses INFO) is not compared.
+// PING are compared, and one that does not say (an ACL that refuses INFO) is not. All are
+// asked at once: one master slow to answer costs `patience` once, not once per master.
 void RedlockMasters::refuse_one_server_named_twice(const Answers& pings,
-                                                   std::chrono::milliseconds patience) {
+                                                   std::chrono::milliseconds patience,
+                                                   const std::stop_token& stop) {
+  const Answers infos = broadcast_and_wait({"INFO", "server"}, patience, stop);
   std::map<std::string, std::size_t, std::less<>> seen;
   for (std::size_t i = 0; i < pings.size(); ++i) {
-    if (!pings[i].ok()) continue;
-    const Answer info = ask(i, {"INFO", "server"}, patience);
-    if (!info.ok()) continue;
-    const std::string_view text = info.reply.text;
+    if (!pings[i].ok() || !infos[i].ok()) continue;
+    const std::string_view text = infos[i].reply.text;
     const std::size_t field = text.find("run_id:");
     if (field == std::string_view::npos) continue;
     const std::size_t start = field + std::string_view("run_id:").size();
@@ -146,11 +141,15 @@ void RedlockMasters::broadcast(Command command, std::chrono::milliseconds patien
 }
 
 RedlockMasters::Answers RedlockMasters::broadcast_and_wait(Command command,
-                                                           std::chrono::milliseconds patience) {
+                                                           std::chrono::milliseconds patience,
+                                                           const std::stop_token& stop) {
   auto answered = std::make_shared<std::promise<Answers>>();
   std::future<Answers> answers = answered->get_future();
   broadcast(std::move(command), patience,
             [answered](Answers got) { answered->set_value(std::move(got)); });
+  if (detail::await_future(answers, Clock::time_point::max(), stop) != detail::Awaited::ready) {
+    throw Error(errc::cancelled, "waiting for the Redlock masters " + addresses());
+  }
   return answers.get();
 }
 

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -51,8 +52,10 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
   // by then counts as timed_out; its late reply is dropped).
   void broadcast(Command command, std::chrono::milliseconds patience,
                  std::function<void(Answers)> done);
-  // broadcast(), waiting for the answers. REQUIRES: not on the executor's thread.
-  Answers broadcast_and_wait(Command command, std::chrono::milliseconds patience);
+  // broadcast(), waiting for the answers. Throws dlock::Error(cancelled) on a stop request,
+  // the broadcast left to end by itself. REQUIRES: not on the executor's thread.
+  Answers broadcast_and_wait(Command command, std::chrono::milliseconds patience,
+                             const std::stop_token& stop = {});
 
   // Sends `command` to master `index` alone and waits for its answer, `patience` at most
   // (then: timed_out). REQUIRES: not on the executor's thread.
@@ -78,9 +81,10 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
 
  private:
   explicit RedlockMasters(RedlockOptions options);
-  // Throws dlock::Error(invalid_argument) if two of the masters that answered `pings` answer
-  // INFO with one run_id.
-  void refuse_one_server_named_twice(const Answers& pings, std::chrono::milliseconds patience);
+  // Throws dlock::Error: invalid_argument if two of the masters that answered `pings` answer
+  // INFO with one run_id; cancelled on a stop request.
+  void refuse_one_server_named_twice(const Answers& pings, std::chrono::milliseconds patience,
+                                     const std::stop_token& stop);
 
   const RedlockOptions options_;
   const std::shared_ptr<detail::Executor> executor_;
