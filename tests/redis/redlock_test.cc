@@ -136,6 +136,10 @@ TEST_F(RedlockTest, LostFiresWhenAQuorumOfMastersGoesAway) {
   ASSERT_TRUE(eventually([&] { return lease.lost().stop_requested(); }, 3s));
   // Before the two masters left could let another client in: their keys still live.
   EXPECT_LT(Clock::now() - killed, 1s);
+  for (std::size_t i = 3; i < masters_.size(); ++i) {
+    EXPECT_EQ(lease.node(), masters_[i]->cli({"GET", "/lost"})) << "master " << i;
+    EXPECT_GT(std::stoi(masters_[i]->cli({"PTTL", "/lost"})), 0) << "master " << i;
+  }
 }
 
 // A master that stops answering without closing (stopped, or its connection forgotten by a
