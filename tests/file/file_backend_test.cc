@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -262,6 +263,28 @@ TEST_F(FileBackendTest, TokensKeepGrowingWhenTheCounterIsLost) {
   ASSERT_TRUE(std::filesystem::remove(dir_ + "/lost-counter/.token"));
   m.lock();
   EXPECT_GT(m.token(), before);
+  m.unlock();
+}
+
+// A counter at 2^64-1 (dlock never writes one; another program or a corruption did) would
+// wrap to 0 and let the clock step the tokens down: the take fails instead, holding nothing.
+TEST_F(FileBackendTest, ACounterAtTheLargestTokenFailsTheTake) {
+  Mutex m(backend_, "/full-counter");
+  m.lock();
+  m.unlock();
+  {
+    std::ofstream counter(dir_ + "/full-counter/.token", std::ios::trunc);
+    counter << std::numeric_limits<std::uint64_t>::max() << "\n";
+  }
+  try {
+    m.lock();
+    ADD_FAILURE() << "took a token past the largest, " << m.token();
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::backend_failure) << error.what();
+  }
+  EXPECT_TRUE(backend_->status("/full-counter").holders.empty());
+  ASSERT_TRUE(std::filesystem::remove(dir_ + "/full-counter/.token"));
+  EXPECT_TRUE(m.try_lock()) << "the failed take left the lock held";
   m.unlock();
 }
 

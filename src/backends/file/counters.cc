@@ -7,7 +7,10 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <limits>
 #include <string_view>
+
+#include <dlock/error.h>
 
 #include "lock_dir.h"
 #include "posix.h"
@@ -48,8 +51,16 @@ std::uint64_t next_token(const std::string& lock_dir) {
   const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::system_clock::now().time_since_epoch());
   const auto floor = static_cast<std::uint64_t>(std::max<std::int64_t>(now.count(), 0));
-  return update_number(lock_dir + "/" + std::string(kTokenFile),
-                       [floor](std::uint64_t last) { return std::max(last + 1, floor); });
+  const std::string path = lock_dir + "/" + std::string(kTokenFile);
+  return update_number(path, [floor, &path](std::uint64_t last) {
+    // One more would wrap to 0, and the clock would then step the tokens down. dlock never
+    // writes such a number (the clock's microseconds are near 2^51): someone else did.
+    if (last == std::numeric_limits<std::uint64_t>::max()) {
+      throw Error(errc::backend_failure,
+                  path + " holds the largest token there is: no larger one can follow");
+    }
+    return std::max(last + 1, floor);
+  });
 }
 
 }  // namespace dlock::file_backend

@@ -11,7 +11,7 @@ namespace dlock::file_backend {
 // Increments the counter in `lock_dir`/.token, or sets it to the wall clock's microseconds if
 // those are more, and returns the new value. Synced to disk before it returns, so a token is
 // never handed out twice even across a crash of the host (on a persistent file system).
-// Throws as throw_errno.
+// Throws as throw_errno, and dlock::Error(backend_failure) if the counter is at 2^64-1.
 std::uint64_t next_token(const std::string& lock_dir);
 
 }  // namespace dlock::file_backend
