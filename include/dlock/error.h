@@ -19,9 +19,12 @@ enum class errc {
   // The lock path is not a valid absolute path: empty, no leading '/', a trailing '/', an empty
   // or "." / ".." component, or a character ZooKeeper refuses.
   invalid_path = 1,
-  // The lock directory holds a child whose sequence number is negative (the server's counter
-  // passed 2^31) or cannot be parsed. dlock refuses to guess an order that other clients might
-  // not share; the message names the child.
+  // (ZooKeeper) The lock's node holds a child dlock cannot order in its queue: one whose
+  // sequence number is negative (the server's counter passed 2^31) or cannot be parsed,
+  // another library's lock node (default kazoo's), or the node of a lock named under this one
+  // ("/a/b" under "/a": a name cannot be both a lock and a lock's parent while both are used).
+  // dlock refuses to guess an order that other clients might not share; the message names
+  // the child.
   unorderable_path,
   // The handle already holds the lock or is acquiring it. A handle is one contender.
   already_locked,

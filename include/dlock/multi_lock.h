@@ -21,10 +21,24 @@
 
 namespace dlock {
 
-// Exclusive locks on several paths, acquired in one global order (sorted by path, whatever
-// order they were given in) so that processes locking overlapping sets cannot deadlock. One
-// deadline covers the whole set; if any lock cannot be had in time, those already taken are
-// released and nothing stays queued.
+// Exclusive locks on several paths, acquired in one global order (sorted by path, byte by
+// byte, whatever order they were given in) so that processes locking overlapping sets cannot
+// deadlock. One deadline covers the whole set: once it passes with locks left to take, the
+// attempt ends (timed_out), those already taken are released and nothing stays queued. A try
+// (try_lock(), or a deadline already past) tries each lock once.
+//
+// The order prevents deadlock only between parties that share it and whose locks are their
+// paths:
+//   - Curator's InterProcessMultiLock takes its locks in the order it was given: give it the
+//     paths sorted (Java's String order is the same for the paths dlock accepts).
+//   - On MySQL 8, GET_LOCK names are compared without case (mysql.h), so "/A" and "/a" are
+//     one lock there but sort apart here: spell each lock in one case.
+//   - On ZooKeeper, a lock and one under it ("/accounts" and "/accounts/17") cannot both be
+//     used: the inner lock's node is a child the outer lock's contenders cannot order
+//     (unorderable_path). Name such locks side by side ("/accounts/all", "/accounts/17").
+// A lock lost while a later one is awaited is not noticed before the set is taken:
+// lost() has fired by the time lock() returns, as for a single lock lost just after its
+// grant. Check lost() before acting on what the locks protect.
 //
 // Errors are those of BasicLock (see basic_lock.h); the constructor throws invalid_path and
 // invalid_argument (no path, or one path twice). Thread safety: as BasicLock. Destroying the

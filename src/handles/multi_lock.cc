@@ -123,11 +123,26 @@ std::vector<std::string> MultiLock::paths() const {
   return paths;
 }
 
+namespace {
+
+// A wait for the set that reached its deadline with locks left to take ends there: each lock
+// tried past its deadline may still wait half a second for the server's answer
+// (time_left.h), and the set's one deadline would be overrun by that for every lock left.
+// A try (a deadline already past when it began) tries every lock once.
+void refuse_past_deadline(bool try_once, Clock::time_point deadline, const std::string& next) {
+  if (!try_once && Clock::now() >= deadline) {
+    throw Error(errc::timed_out, "MultiLock: the deadline passed before " + next + " was taken");
+  }
+}
+
+}  // namespace
+
 std::vector<Lease> MultiLock::acquire(Clock::time_point deadline, std::stop_token stop) {
   std::vector<Lease> leases;
   // On any failure the leases taken so far are released as `leases` goes out of scope.
   const bool try_once = deadline <= Clock::now();
   for (auto& lock : *locks_) {
+    if (!leases.empty()) refuse_past_deadline(try_once, deadline, lock->path());
     leases.push_back(lock->acquire(try_once ? Clock::time_point::min() : deadline, stop));
   }
   return leases;
@@ -142,6 +157,7 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
     std::vector<Lease> leases;
     AcquireCallback done;
     Clock::time_point deadline;
+    bool try_once = false;
     std::stop_token stop;
 
     void fail(std::error_code ec) {
@@ -155,7 +171,9 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
       if (!members) return fail(errc::cancelled);
       if (leases.size() == members->size()) return done({}, std::move(leases));
       try {
-        (*members)[leases.size()]->async_acquire(
+        Mutex& member = *(*members)[leases.size()];
+        if (!first) refuse_past_deadline(try_once, deadline, member.path());
+        member.async_acquire(
             [self = shared_from_this()](std::error_code ec, Lease lease) {
               if (ec) return self->fail(ec);
               self->leases.push_back(std::move(lease));
@@ -173,6 +191,7 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
   chain->locks = locks_;
   chain->done = std::move(done);
   chain->deadline = deadline;
+  chain->try_once = deadline <= Clock::now();
   chain->stop = std::move(stop);
   chain->next(true);
 }

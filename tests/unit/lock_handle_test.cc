@@ -50,6 +50,7 @@ class GrantedHolding final : public Holding {
 // Told::beside says, and lets done go uncalled without it).
 enum class Answering {
   grant,               // calls done with a holding at once
+  grant_late,          // calls done with a holding after 50 ms (a slow server's answer)
   drop,                // lets done go uncalled at once
   drop_on_a_thread,    // lets done go uncalled on another thread, a little later
   throw_without_done,  // lets done go and throws
@@ -71,6 +72,9 @@ class TestContender final : public Contender {
       : answering_(answering), told_(std::move(told)) {}
   void acquire(Clock::time_point, std::stop_token, Done done) override {
     switch (answering_) {
+      case Answering::grant_late:
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        [[fallthrough]];
       case Answering::grant: {
         auto holding = std::make_shared<GrantedHolding>();
         {
@@ -338,6 +342,40 @@ TEST(MultiLockTest, ALaterLockThatRefusesAtOnceAnswersThroughDone) {
   std::lock_guard lock(backend->told->mu);
   ASSERT_EQ(3u, backend->told->granted.size());
   EXPECT_TRUE(backend->told->granted[2]->was_released());  // "/a" again, given back
+}
+
+std::size_t granted_count(TestBackend& backend) {
+  std::lock_guard lock(backend.told->mu);
+  return backend.told->granted.size();
+}
+
+// The set's one deadline ends the attempt once it has passed with locks left: each lock tried
+// past it would otherwise be tried once more, and a slow server's answer to each would overrun
+// the deadline by as much again (found by a review).
+TEST(MultiLockTest, TheDeadlinePassedWithLocksLeftEndsTheAttempt) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant_late);
+  dlock::MultiLock five(backend, {"/a", "/b", "/c", "/d", "/e"});
+  EXPECT_FALSE(five.try_lock_for(std::chrono::milliseconds(60)));
+  const std::size_t taken_by_the_wait = granted_count(*backend);
+  EXPECT_LT(taken_by_the_wait, 5u) << "every lock was taken past the deadline";
+  std::promise<std::error_code> heard;
+  five.async_acquire(
+      [&heard](std::error_code ec, std::vector<dlock::Lease>) { heard.set_value(ec); },
+      Clock::now() + std::chrono::milliseconds(60));
+  auto result = heard.get_future();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+  EXPECT_EQ(dlock::errc::timed_out, result.get());
+  EXPECT_LT(granted_count(*backend) - taken_by_the_wait, 5u) << "the same, asynchronously";
+  std::lock_guard lock(backend->told->mu);
+  for (const auto& holding : backend->told->granted) EXPECT_TRUE(holding->was_released());
+}
+
+// A try takes every lock once, however long each answer takes.
+TEST(MultiLockTest, ATryTakesEveryLockOnce) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant_late);
+  dlock::MultiLock three(backend, {"/a", "/b", "/c"});
+  EXPECT_TRUE(three.try_lock());
+  three.unlock();
 }
 
 // unlock() while a callback on lost() runs and asks the MultiLock something: both return
