@@ -3,12 +3,13 @@
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME dlock)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "dlock authors")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "distributed locks on ZooKeeper, Redis and local files")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "distributed locks on ZooKeeper, Redis, SQL databases and files")
 # The summary is the first line of the package's Description, these paragraphs the rest.
 set(CPACK_PACKAGE_DESCRIPTION [=[dlock is a C++20 library of distributed locks: a mutex, a readers-writer lock, a
 semaphore and a multi-lock, fair and herd-free on Apache ZooKeeper, with a fencing
-token with every lock and a signal when a lock is lost. The local file backend
-(flock) offers the same on one host with no server.
+token with every lock and a signal when a lock is lost. The same API runs on Redis
+(and Redlock), PostgreSQL and MySQL / MariaDB, and on local files (flock) on one
+host with no server.
 
 The dlock command is a distributed flock(1): it runs a command while holding a
 lock, and shows who holds a lock and who waits.]=])

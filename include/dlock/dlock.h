@@ -2,6 +2,11 @@
 #ifndef DLOCK_DLOCK_H_
 #define DLOCK_DLOCK_H_
 
+// The locks are meant for the standard guards (std::lock_guard, std::unique_lock,
+// std::scoped_lock, std::shared_lock): their headers come with the API.
+#include <mutex>
+#include <shared_mutex>
+
 #include <dlock/backend.h>
 #include <dlock/basic_lock.h>
 #include <dlock/error.h>
