@@ -13,6 +13,7 @@
 #include <iostream>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,8 +71,9 @@ int run_worker(const Args& args, int worker, int out_fd) {
 
 Args parse(int argc, char** argv) {
   Args args;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (i + 1 == argc) throw std::invalid_argument(flag + " needs a value");
     if (flag == "--zk") {
       args.zk = argv[i + 1];
     } else if (flag == "--path") {

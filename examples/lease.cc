@@ -9,6 +9,7 @@
 #include <chrono>
 #include <future>
 #include <iostream>
+#include <memory>
 #include <stop_token>
 #include <thread>
 
@@ -36,14 +37,16 @@ void show_lease(std::shared_ptr<dlock::Backend> backend) {
     if (e.code() != dlock::errc::timed_out) throw;
   }
 
-  // The rival queues again without blocking; the callback runs once it holds the lock.
-  std::promise<dlock::Lease> rival_lease;
+  // The rival queues again without blocking; the callback runs once it holds the lock. It
+  // shares the promise: were this function to leave by an exception before the answer, the
+  // callback would otherwise write into a promise that is gone.
+  auto rival_lease = std::make_shared<std::promise<dlock::Lease>>();
   rival.async_acquire(
-      [&rival_lease](std::error_code error, dlock::Lease acquired) {
+      [rival_lease](std::error_code error, dlock::Lease acquired) {
         if (error) {
-          rival_lease.set_exception(std::make_exception_ptr(dlock::Error(error, "rival")));
+          rival_lease->set_exception(std::make_exception_ptr(dlock::Error(error, "rival")));
         } else {
-          rival_lease.set_value(std::move(acquired));
+          rival_lease->set_value(std::move(acquired));
         }
       },
       dlock::Clock::now() + 10s);
@@ -56,7 +59,7 @@ void show_lease(std::shared_ptr<dlock::Backend> backend) {
   });
   worker.join();
 
-  dlock::Lease next = rival_lease.get_future().get();
+  dlock::Lease next = rival_lease->get_future().get();
   example::expect(next.token() > first_token, "a larger token for the rival");
   example::expect(!stop_working, "the first lease to end by release, not by loss");
   std::cout << "the rival got it next with token " << next.token() << "\n";

@@ -1,4 +1,5 @@
-// dlock::Semaphore: at most N holders at once, served in arrival order.
+// dlock::Semaphore: at most N holders at once (in arrival order on ZooKeeper and Redis; file
+// locks are not fair).
 //
 // Shows std::lock_guard taking one slot for a scope, try_lock() for a slot only if one is free
 // now, and that a released slot goes to the next comer. Every user of a path must agree on N.

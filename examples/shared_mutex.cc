@@ -41,7 +41,9 @@ void show_shared_mutex(std::shared_ptr<dlock::Backend> backend) {
     writer.unlock_shared();
     std::cout << "readers shared, the writer excluded them, then downgraded\n";
   } catch (const dlock::Error& e) {
-    // The file backend keeps one flock per contender and cannot turn it over in place.
+    // Only ZooKeeper turns a write lock into a read lock in place; the other backends say
+    // not_supported (a file lock is one flock per contender, a Redis or SQL writer's lock is
+    // not a reader's).
     if (e.code() != dlock::errc::not_supported) throw;
     writer.unlock();
     std::cout << "readers shared, the writer excluded them (downgrade: " << e.what() << ")\n";

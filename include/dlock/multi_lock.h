@@ -41,9 +41,9 @@ namespace dlock {
 // grant. Check lost() before acting on what the locks protect.
 //
 // Errors are those of BasicLock (see basic_lock.h); the constructor throws invalid_path and
-// invalid_argument (no path, or one path twice). Thread safety: as BasicLock. Destroying the
-// MultiLock while an async_acquire() runs cancels it: `done` gets cancelled, and the locks
-// taken so far are released.
+// invalid_argument (no path, one path twice, no backend, a label over 256 bytes). Thread
+// safety: as BasicLock. Destroying the MultiLock while an async_acquire() runs cancels it:
+// `done` gets cancelled, and the locks taken so far are released.
 class DLOCK_EXPORT MultiLock : public detail::TimedLock<MultiLock> {
  public:
   MultiLock(std::shared_ptr<Backend> backend, std::vector<std::string> paths,

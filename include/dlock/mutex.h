@@ -26,7 +26,8 @@ namespace dlock {
 class DLOCK_EXPORT Mutex : public BasicLock {
  public:
   // `path` is slash-separated and absolute ("/locks/orders"); its parents are created as
-  // needed. Throws dlock::Error(invalid_path) if the backend cannot name it.
+  // needed. Throws dlock::Error: invalid_path (the backend cannot name it), invalid_argument
+  // (no backend, or a label over 256 bytes).
   Mutex(std::shared_ptr<Backend> backend, std::string path, LockOptions options = {});
 };
 

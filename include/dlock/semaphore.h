@@ -25,7 +25,8 @@ namespace dlock {
 class DLOCK_EXPORT Semaphore : public BasicLock {
  public:
   // Throws dlock::Error: invalid_path, invalid_argument (permits outside 1 to 4,294,967,295:
-  // the parameter is signed so that a negative count is refused, not wrapped around).
+  // the parameter is signed so that a negative count is refused, not wrapped around; no
+  // backend; a label over 256 bytes).
   Semaphore(std::shared_ptr<Backend> backend, std::string path, std::int64_t permits,
             LockOptions options = {});
 

@@ -33,7 +33,7 @@ namespace dlock {
 class DLOCK_EXPORT SharedMutex : public detail::TimedLock<SharedMutex>,
                                  public detail::SharedTimedLock<SharedMutex> {
  public:
-  // Throws dlock::Error(invalid_path).
+  // Throws dlock::Error: invalid_path, invalid_argument (as Mutex's).
   SharedMutex(std::shared_ptr<Backend> backend, std::string path, LockOptions options = {});
   SharedMutex(const SharedMutex&) = delete;
   SharedMutex& operator=(const SharedMutex&) = delete;

@@ -239,14 +239,19 @@ class Runner {
     std::lock_guard guard(acquired->mu);
     backend_ = acquired->backend;
     lock_handle_ = acquired->handle;
+    // A signal during the wait or the server's check ends dlock as signals do, whatever else
+    // ended the wait meanwhile: a timeout, the check, or the grant itself, which can come in
+    // the same instant (a hand-off: the lock is released unused). Read here, the signal is
+    // no longer pending for the command to get: running the command would lose it.
+    if (interrupted_by != 0) {
+      acquired->lease.release();
+      return kSignalBase + interrupted_by;
+    }
     const std::error_code ec = acquired->error;
     if (!ec) {
       lease = std::move(acquired->lease);
       return -1;
     }
-    // A signal during the wait or the server's check ends dlock as signals do, whatever else
-    // ended the wait meanwhile (a timeout, the check).
-    if (interrupted_by != 0) return kSignalBase + interrupted_by;
     if (ec == errc::timed_out && acquired->phase == Phase::locking) {
       if (options_.verbose) say(printable(options_.name) + " is busy; gave up");
       return options_.conflict_exit_code;
