@@ -248,6 +248,27 @@ TEST_F(RedlockTest, ListAnswersWithAMasterFrozen) {
   masters_[0]->resume();
 }
 
+// One master frozen before open() (SIGSTOP: its port accepts, it answers nothing) costs open()
+// a round's patience (a twentieth of the ttl: 5 s here) and each acquisition nothing: open()
+// waited for it until its connect timeout, and each round for its whole patience.
+TEST_F(RedlockTest, AFrozenMasterHoldsNeitherOpenNorTheRoundsUp) {
+  masters_[0]->pause();
+  const auto start = Clock::now();
+  auto backend = open("ttl=100s&connect_timeout=30s");
+  Mutex mutex(backend, "/frozen-master");
+  for (int i = 0; i < 3; ++i) {
+    Lease lease = mutex.acquire();
+    for (std::size_t m = 1; m < masters_.size(); ++m) {  // the frozen one cannot be asked
+      EXPECT_TRUE(eventually([&] {
+        return masters_[m]->cli({"GET", "/frozen-master"}) == lease.node();
+      })) << "round "
+          << i << ", master " << m;
+    }
+  }
+  EXPECT_LT(Clock::now() - start, 12s) << "waited for the frozen master";
+  masters_[0]->resume();
+}
+
 // open() asks every master for INFO (one server named twice is refused): a master slow to
 // answer it holds open() up no longer than a stop request allows.
 TEST_F(RedlockTest, OpenHeedsAStopWhileAMasterIsSlowToTellWhoItIs) {

@@ -56,6 +56,16 @@ std::size_t count_integer(const RedlockMasters::Answers& answers, std::int64_t v
   return n;
 }
 
+// A round of a script that answers 1 for a grant (acquire, renew) is decided once a quorum
+// granted: the masters still to answer change nothing then, and one frozen master would cost
+// every round its patience. A round that fails waits for all, so that its error tells the
+// masters that did not answer from those that answered no.
+Enough granted_by_quorum(const RedlockMasters& masters) {
+  return {.decided = [quorum = masters.quorum()](const RedlockMasters::Answers& answers) {
+    return count_integer(answers, 1) >= quorum;
+  }};
+}
+
 // Whether a master may hold the round's value: it granted, or the script went out and its
 // answer never came (late, or lost with the connection) and it may have run all the same. A
 // master that was never reached (connect_failed, auth_failed) holds nothing.
@@ -86,16 +96,17 @@ class RedlockHolding final : public detail::Holding {
         new RedlockHolding(masters, std::move(keys), std::move(value)));
     auto renew = [masters, keys = holding->keys_,
                   value = holding->node()](std::function<void(std::error_code)> done) {
-      masters->broadcast(eval(kRenew, keys, {value, std::to_string(masters->ttl().count())}),
-                         masters->patience(),
-                         [masters, done = std::move(done)](RedlockMasters::Answers answers) {
-                           if (count_integer(answers, 1) >= masters->quorum()) return done({});
-                           // A majority that no longer has our value cannot be won back.
-                           if (count_integer(answers, 0) > masters->size() - masters->quorum()) {
-                             return done(make_error_code(errc::not_locked));
-                           }
-                           done(make_error_code(errc::connection_lost));
-                         });
+      masters->broadcast(
+          eval(kRenew, keys, {value, std::to_string(masters->ttl().count())}), masters->patience(),
+          [masters, done = std::move(done)](RedlockMasters::Answers answers) {
+            if (count_integer(answers, 1) >= masters->quorum()) return done({});
+            // A majority that no longer has our value cannot be won back.
+            if (count_integer(answers, 0) > masters->size() - masters->quorum()) {
+              return done(make_error_code(errc::not_locked));
+            }
+            done(make_error_code(errc::connection_lost));
+          },
+          granted_by_quorum(*masters));
     };
     std::weak_ptr<RedlockHolding> weak = holding;
     holding->watchdog_ = lease::Watchdog::start(masters->lease_terms(), grant_sent,
@@ -178,10 +189,12 @@ class RedlockAttempt : public std::enable_shared_from_this<RedlockAttempt> {
     masters_->background().started();
     masters_->broadcast(
         eval(kAcquire, keys_, {value_, std::to_string(masters_->ttl().count()), record_}),
-        masters_->patience(), [self = shared_from_this(), sent](RedlockMasters::Answers answers) {
+        masters_->patience(),
+        [self = shared_from_this(), sent](RedlockMasters::Answers answers) {
           self->on_answers(sent, std::move(answers));
           self->masters_->background().ended();
-        });
+        },
+        granted_by_quorum(*masters_));
   }
 
   void on_answers(Clock::time_point sent, RedlockMasters::Answers answers) {

@@ -1,5 +1,6 @@
 #include "redlock_masters.h"
 
+#include <algorithm>
 #include <future>
 #include <map>
 #include <optional>
@@ -15,20 +16,21 @@ namespace {
 
 constexpr std::chrono::milliseconds kLeastPatience{10};
 
-// One broadcast's answers as they come. Lives on the executor's thread only.
+// One broadcast's answers as they come; a master yet to answer shows as timed_out. Lives on
+// the executor's thread only.
 struct Round {
   RedlockMasters::Answers answers;
   std::vector<bool> answered;
   std::size_t missing;
   std::function<void(RedlockMasters::Answers)> done;
+  Enough enough;
   std::optional<detail::Executor::TimerId> timer;
+  std::optional<detail::Executor::TimerId> grace_timer;
 
   void finish(detail::Executor& executor) {
     if (!done) return;
     if (timer) executor.cancel(*timer);
-    for (std::size_t i = 0; i < answers.size(); ++i) {
-      if (!answered[i]) answers[i].error = make_error_code(errc::timed_out);
-    }
+    if (grace_timer) executor.cancel(*grace_timer);
     std::exchange(done, nullptr)(std::move(answers));
   }
 };
@@ -59,9 +61,12 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
   for (const Endpoint& endpoint : masters->options_.masters) {
     connect_timeout = std::max(connect_timeout, endpoint.connect_timeout);
   }
-  // A little beyond the connections' own timeout, which reports the reason.
-  const Answers answers = masters->broadcast_and_wait(
-      {"PING"}, connect_timeout + std::chrono::milliseconds(500), open.stop);
+  // A little beyond the connections' own timeout, which reports the reason. A quorum is
+  // enough, after a round's patience for the others: one frozen master must not cost every
+  // open() its connect timeout (the others go on connecting).
+  const Answers answers =
+      masters->broadcast_and_wait({"PING"}, connect_timeout + std::chrono::milliseconds(500),
+                                  open.stop, masters->quorum_answered(masters->patience()));
   std::size_t up = 0;
   std::string down;
   for (std::size_t i = 0; i < answers.size(); ++i) {
@@ -92,7 +97,14 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
 void RedlockMasters::refuse_one_server_named_twice(const Answers& pings,
                                                    std::chrono::milliseconds patience,
                                                    const std::stop_token& stop) {
-  const Answers infos = broadcast_and_wait({"INFO", "server"}, patience, stop);
+  // Done once every master that answered PING has answered: a frozen one is not waited for.
+  const Answers infos = broadcast_and_wait(
+      {"INFO", "server"}, patience, stop, Enough{.decided = [&pings](const Answers& answers) {
+        for (std::size_t i = 0; i < answers.size(); ++i) {
+          if (pings[i].ok() && answers[i].error == errc::timed_out) return false;
+        }
+        return true;
+      }});
   std::map<std::string, std::size_t, std::less<>> seen;
   for (std::size_t i = 0; i < pings.size(); ++i) {
     if (!pings[i].ok() || !infos[i].ok()) continue;
@@ -114,39 +126,65 @@ std::chrono::milliseconds RedlockMasters::patience() const noexcept {
 }
 
 void RedlockMasters::broadcast(Command command, std::chrono::milliseconds patience,
-                               std::function<void(Answers)> done) {
+                               std::function<void(Answers)> done, Enough enough) {
   // The connections keep a frozen master's callbacks until it answers or closes: they hold
   // the masters weakly, so that a dropped backend still ends.
   executor_->post([weak = weak_from_this(), command = std::move(command), patience,
-                   done = std::move(done)]() mutable {
+                   done = std::move(done), enough = std::move(enough)]() mutable {
     const std::shared_ptr<RedlockMasters> self = weak.lock();
     if (!self) return;
     const std::size_t n = self->connections_.size();
     auto round = std::make_shared<Round>(
-        Round{Answers(n), std::vector<bool>(n, false), n, std::move(done), std::nullopt});
-    round->timer = self->executor_->post_at(Clock::now() + patience, [round, weak] {
+        Round{Answers(n, Answer{make_error_code(errc::timed_out), {}}), std::vector<bool>(n, false),
+              n, std::move(done), std::move(enough), std::nullopt, std::nullopt});
+    const Clock::time_point give_up = Clock::now() + patience;
+    round->timer = self->executor_->post_at(give_up, [round, weak] {
       round->timer.reset();
       if (auto masters = weak.lock()) round->finish(*masters->executor_);
     });
     for (std::size_t i = 0; i < n; ++i) {
-      self->connections_[i]->send(command, [round, i, weak](std::error_code ec, Reply reply) {
-        const std::shared_ptr<RedlockMasters> masters = weak.lock();
-        if (!masters || !round->done || round->answered[i]) return;
-        round->answered[i] = true;
-        round->answers[i] = Answer{ec, std::move(reply)};
-        if (--round->missing == 0) round->finish(*masters->executor_);
-      });
+      self->connections_[i]->send(
+          command, [round, i, weak, give_up](std::error_code ec, Reply reply) {
+            const std::shared_ptr<RedlockMasters> masters = weak.lock();
+            if (!masters || !round->done || round->answered[i]) return;
+            round->answered[i] = true;
+            round->answers[i] = Answer{ec, std::move(reply)};
+            detail::Executor& executor = *masters->executor_;
+            if (--round->missing == 0) return round->finish(executor);
+            if (round->grace_timer || !round->enough.decided ||
+                !round->enough.decided(round->answers)) {
+              return;
+            }
+            if (round->enough.grace.count() == 0) return round->finish(executor);
+            round->grace_timer = executor.post_at(
+                std::min(give_up, Clock::now() + round->enough.grace), [round, weak] {
+                  round->grace_timer.reset();
+                  if (auto masters = weak.lock()) round->finish(*masters->executor_);
+                });
+          });
     }
   });
 }
 
+Enough RedlockMasters::quorum_answered(std::chrono::milliseconds grace) const {
+  return {.decided =
+              [quorum = quorum()](const Answers& answers) {
+                return static_cast<std::size_t>(std::count_if(
+                           answers.begin(), answers.end(),
+                           [](const Answer& answer) { return answer.ok(); })) >= quorum;
+              },
+          .grace = grace};
+}
+
 RedlockMasters::Answers RedlockMasters::broadcast_and_wait(Command command,
                                                            std::chrono::milliseconds patience,
-                                                           const std::stop_token& stop) {
+                                                           const std::stop_token& stop,
+                                                           Enough enough) {
   auto answered = std::make_shared<std::promise<Answers>>();
   std::future<Answers> answers = answered->get_future();
-  broadcast(std::move(command), patience,
-            [answered](Answers got) { answered->set_value(std::move(got)); });
+  broadcast(
+      std::move(command), patience,
+      [answered](Answers got) { answered->set_value(std::move(got)); }, std::move(enough));
   if (detail::await_future(answers, Clock::time_point::max(), stop) != detail::Awaited::ready) {
     throw Error(errc::cancelled, "waiting for the Redlock masters " + addresses());
   }

@@ -30,6 +30,15 @@ struct Answer {
   bool ok() const noexcept { return !error && !reply.is_error(); }
 };
 
+// When a broadcast may end before every master answered: once `decided` says the answers so
+// far settle the matter (a master yet to answer shows as timed_out), after `grace` more for the
+// others. One frozen master then costs a round nothing, where waiting for all cost the round's
+// whole patience. Empty: every master is waited for.
+struct Enough {
+  std::function<bool(const std::vector<Answer>&)> decided;
+  std::chrono::milliseconds grace{0};
+};
+
 struct RedlockOptions {
   std::vector<Endpoint> masters;
   std::chrono::milliseconds ttl{10000};
@@ -48,14 +57,16 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
   ~RedlockMasters();
 
   // Sends `command` to every master and calls `done` once on the executor, with every answer,
-  // when all have come or after `patience`, whichever is first (a master that has not answered
-  // by then counts as timed_out; its late reply is dropped).
+  // when all have come, or `enough` says so, or after `patience`, whichever is first (a master
+  // that has not answered by then counts as timed_out; its late reply is dropped).
   void broadcast(Command command, std::chrono::milliseconds patience,
-                 std::function<void(Answers)> done);
+                 std::function<void(Answers)> done, Enough enough = {});
   // broadcast(), waiting for the answers. Throws dlock::Error(cancelled) on a stop request,
   // the broadcast left to end by itself. REQUIRES: not on the executor's thread.
   Answers broadcast_and_wait(Command command, std::chrono::milliseconds patience,
-                             const std::stop_token& stop = {});
+                             const std::stop_token& stop = {}, Enough enough = {});
+  // Enough for a quorum of good answers (ok()), after `grace` for the others.
+  Enough quorum_answered(std::chrono::milliseconds grace) const;
 
   // Sends `command` to master `index` alone and waits for its answer, `patience` at most
   // (then: timed_out). REQUIRES: not on the executor's thread.
