@@ -98,13 +98,18 @@ void RedlockMasters::refuse_one_server_named_twice(const Answers& pings,
                                                    std::chrono::milliseconds patience,
                                                    const std::stop_token& stop) {
   // Done once every master that answered PING has answered: a frozen one is not waited for.
-  const Answers infos = broadcast_and_wait(
-      {"INFO", "server"}, patience, stop, Enough{.decided = [&pings](const Answers& answers) {
-        for (std::size_t i = 0; i < answers.size(); ++i) {
-          if (pings[i].ok() && answers[i].error == errc::timed_out) return false;
-        }
-        return true;
-      }});
+  // The predicate keeps its own copy: after a stop request, answers still come once this
+  // call has thrown.
+  std::vector<bool> pinged;
+  for (const Answer& ping : pings) pinged.push_back(ping.ok());
+  const Answers infos =
+      broadcast_and_wait({"INFO", "server"}, patience, stop,
+                         Enough{.decided = [pinged = std::move(pinged)](const Answers& answers) {
+                           for (std::size_t i = 0; i < answers.size(); ++i) {
+                             if (pinged[i] && answers[i].error == errc::timed_out) return false;
+                           }
+                           return true;
+                         }});
   std::map<std::string, std::size_t, std::less<>> seen;
   for (std::size_t i = 0; i < pings.size(); ++i) {
     if (!pings[i].ok() || !infos[i].ok()) continue;
