@@ -65,7 +65,13 @@ TEST_F(RedlockTest, EveryMasterHoldsTheValueAndASecondClientIsKeptOut) {
   Mutex mine(first, "/job");
   Mutex theirs(second, "/job");
   Lease lease = mine.acquire();
-  for (const std::string& value : values("/job")) EXPECT_EQ(value, lease.node());
+  // A round ends once a quorum granted: the other masters' grants may still be on their way.
+  EXPECT_TRUE(eventually([&] {
+    for (const std::string& value : values("/job")) {
+      if (value != lease.node()) return false;
+    }
+    return true;
+  }));
   EXPECT_EQ(0u, lease.token()) << "Redlock has no honest fencing token";
   EXPECT_FALSE(theirs.try_lock());
   lease.release();
@@ -248,14 +254,16 @@ TEST_F(RedlockTest, ListAnswersWithAMasterFrozen) {
   masters_[0]->resume();
 }
 
-// One master frozen before open() (SIGSTOP: its port accepts, it answers nothing) costs open()
-// a round's patience (a twentieth of the ttl: 5 s here) and each acquisition nothing: open()
-// waited for it until its connect timeout, and each round for its whole patience.
-TEST_F(RedlockTest, AFrozenMasterHoldsNeitherOpenNorTheRoundsUp) {
+// One frozen master (SIGSTOP: its port accepts, it answers nothing) costs each acquisition
+// nothing: a round ends once a quorum granted. It waited for the frozen master's answer: its
+// new connection's connect timeout (4 s here) or the round's patience (a twentieth of the
+// ttl: 5 s), whichever came first. open() still waits for it until its connect timeout: the
+// check for one server named twice compares only the masters that answered.
+TEST_F(RedlockTest, AFrozenMasterHoldsNoRoundUp) {
   masters_[0]->pause();
-  const auto start = Clock::now();
-  auto backend = open("ttl=100s&connect_timeout=30s");
+  auto backend = open("ttl=100s&connect_timeout=4s");
   Mutex mutex(backend, "/frozen-master");
+  const auto start = Clock::now();
   for (int i = 0; i < 3; ++i) {
     Lease lease = mutex.acquire();
     for (std::size_t m = 1; m < masters_.size(); ++m) {  // the frozen one cannot be asked
@@ -265,7 +273,7 @@ TEST_F(RedlockTest, AFrozenMasterHoldsNeitherOpenNorTheRoundsUp) {
           << i << ", master " << m;
     }
   }
-  EXPECT_LT(Clock::now() - start, 12s) << "waited for the frozen master";
+  EXPECT_LT(Clock::now() - start, 3s) << "each round waited for the frozen master";
   masters_[0]->resume();
 }
 

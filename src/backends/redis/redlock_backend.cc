@@ -23,23 +23,32 @@ std::chrono::milliseconds until(Clock::time_point deadline) {
   return std::max(left, std::chrono::milliseconds(1));
 }
 
+// What one master said instead of a good answer: its code and "redis h:p: why".
+struct Failure {
+  std::error_code code;
+  std::string message;
+};
+
+Failure failure_in(const RedlockMasters& masters, std::size_t index, const Answer& answer) {
+  return {answer.error ? answer.error : code_of_error(answer.reply.text),
+          failure_of(masters, index, answer)};
+}
+
 // Why fewer than a quorum answered: a refusal that asking again cannot mend (an ACL's
 // permission_denied, auth_failed, a cluster's not_supported) if a master gave one, for that
-// is what the user must act on; connect_failed if the masters were only out of reach.
+// is what the user must act on; connect_failed with the first failure if the masters were
+// only out of reach.
 [[noreturn]] void throw_short_of_quorum(const RedlockMasters& masters, std::size_t answered,
-                                        const std::vector<std::error_code>& failures,
-                                        const std::string& first_failure) {
-  std::error_code code = make_error_code(errc::connect_failed);
-  for (const std::error_code& failure : failures) {
-    if (failure != errc::connect_failed && failure != errc::connection_lost &&
-        failure != errc::timed_out) {
-      code = failure;
-      break;
-    }
+                                        const std::vector<Failure>& failures) {
+  const auto refusal = std::find_if(failures.begin(), failures.end(), [](const Failure& failure) {
+    return failure.code != errc::connect_failed && failure.code != errc::connection_lost &&
+           failure.code != errc::timed_out;
+  });
+  if (refusal != failures.end()) {
+    throw Error(refusal->code, masters.short_of_quorum(answered, refusal->message));
   }
-  throw Error(code, std::to_string(answered) + " of " + std::to_string(masters.size()) +
-                        " Redlock masters answered, " + std::to_string(masters.quorum()) +
-                        " are needed (" + first_failure + ")");
+  throw Error(errc::connect_failed,
+              masters.short_of_quorum(answered, failures.empty() ? "" : failures[0].message));
 }
 
 }  // namespace
@@ -58,12 +67,13 @@ LockStatus RedlockBackend::read_status(std::string_view path, Clock::time_point 
   const RedlockMasters::Answers answers =
       masters_->broadcast_and_wait(redlock_status_command(keys), until(deadline));
   std::size_t answered = 0;
-  std::vector<std::error_code> failures;
+  std::vector<Failure> failures;
   std::map<std::string, std::size_t> votes;  // lock key value -> masters that hold it
   std::map<std::string, std::string> records;
-  for (const Answer& answer : answers) {
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const Answer& answer = answers[i];
     if (!answer.ok()) {
-      failures.push_back(answer.error ? answer.error : code_of_error(answer.reply.text));
+      failures.push_back(failure_in(*masters_, i, answer));
       continue;
     }
     if (answer.reply.elements.size() != 2) continue;
@@ -76,9 +86,7 @@ LockStatus RedlockBackend::read_status(std::string_view path, Clock::time_point 
       records[value.text] = record.substr(value.text.size() + 1);
     }
   }
-  if (answered < masters_->quorum()) {
-    throw_short_of_quorum(*masters_, answered, failures, first_failure(*masters_, answers));
-  }
+  if (answered < masters_->quorum()) throw_short_of_quorum(*masters_, answered, failures);
   LockStatus status{.path = std::string(path)};
   for (const auto& [value, count] : votes) {
     if (count < masters_->quorum()) continue;
@@ -101,8 +109,8 @@ std::vector<std::string> RedlockBackend::read_list(std::string_view prefix,
       return scan_paths(prefix, RedlockKeys::kRedlockRecordSuffix, [&](Command command) {
         Answer answer = masters_->ask(i, std::move(command), until(deadline));
         if (!answer.ok()) {
-          throw Error(answer.error ? answer.error : code_of_error(answer.reply.text),
-                      failure_of(*masters_, i, answer));
+          const Failure failure = failure_in(*masters_, i, answer);
+          throw Error(failure.code, failure.message);
         }
         return std::move(answer.reply);
       });
@@ -110,19 +118,17 @@ std::vector<std::string> RedlockBackend::read_list(std::string_view prefix,
   }
   std::vector<std::string> paths;
   std::size_t answered = 0;
-  std::vector<std::error_code> failures;
-  std::string first;
+  std::vector<Failure> failures;
   for (auto& scan : scans) {
     try {
       for (std::string& path : scan.get()) paths.push_back(std::move(path));
       ++answered;
     } catch (const Error& error) {
       if (error.code() == errc::invalid_path) throw;
-      failures.push_back(error.code());
-      if (first.empty()) first = error.what();
+      failures.push_back({error.code(), error.what()});
     }
   }
-  if (answered < masters_->quorum()) throw_short_of_quorum(*masters_, answered, failures, first);
+  if (answered < masters_->quorum()) throw_short_of_quorum(*masters_, answered, failures);
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   return paths;

@@ -229,11 +229,10 @@ class RedlockAttempt : public std::enable_shared_from_this<RedlockAttempt> {
     const Clock::time_point now = Clock::now();
     if (now >= deadline_) {
       if (silent > masters_->size() - masters_->quorum()) {
-        return finish(Outcome::failure(
-            make_error_code(errc::connect_failed),
-            std::to_string(masters_->size() - silent) + " of " + std::to_string(masters_->size()) +
-                " Redlock masters answered, " + std::to_string(masters_->quorum()) +
-                " are needed (" + first_failure(*masters_, answers) + ")"));
+        return finish(
+            Outcome::failure(make_error_code(errc::connect_failed),
+                             masters_->short_of_quorum(masters_->size() - silent,
+                                                       first_failure(*masters_, answers))));
       }
       return finish(Outcome::failure(errc::timed_out));
     }

@@ -61,12 +61,11 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
   for (const Endpoint& endpoint : masters->options_.masters) {
     connect_timeout = std::max(connect_timeout, endpoint.connect_timeout);
   }
-  // A little beyond the connections' own timeout, which reports the reason. A quorum is
-  // enough, after a round's patience for the others: one frozen master must not cost every
-  // open() its connect timeout (the others go on connecting).
-  const Answers answers =
-      masters->broadcast_and_wait({"PING"}, connect_timeout + std::chrono::milliseconds(500),
-                                  open.stop, masters->quorum_answered(masters->patience()));
+  // A little beyond the connections' own timeout, which reports the reason. Every master is
+  // waited for, a frozen one until then: the check below compares only the masters that
+  // answered, and one server named twice that it missed would give two votes.
+  const Answers answers = masters->broadcast_and_wait(
+      {"PING"}, connect_timeout + std::chrono::milliseconds(500), open.stop);
   std::size_t up = 0;
   std::string down;
   for (std::size_t i = 0; i < answers.size(); ++i) {
@@ -80,19 +79,17 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
     down += (down.empty() ? "" : "; ") + failure_of(*masters, i, answers[i]);
   }
   if (up < masters->quorum()) {
-    throw Error(errc::connect_failed,
-                std::to_string(up) + " of " + std::to_string(masters->size()) +
-                    " Redlock masters answered, " + std::to_string(masters->quorum()) +
-                    " are needed (" + down + ")");
+    throw Error(errc::connect_failed, masters->short_of_quorum(up, down));
   }
   masters->refuse_one_server_named_twice(answers, connect_timeout, open.stop);
   return masters;
 }
 
-// One server under two names (an alias, another of its host's addresses) has one vote where
-// the quorum counts two, and gives them never both: each SET NX after the first fails on it.
-// The lock could never be taken. INFO's run_id tells servers apart; only masters that answered
-// PING are compared, and one that does not say (an ACL that refuses INFO) is not. All are
+// One server under two names (an alias, another of its host's addresses) would count twice
+// toward the quorum: the acquisition script grants again a key that holds its own value, so
+// both names grant in one round, and a restart of that one server could let a second holder
+// in while the first still counts on it. INFO's run_id tells servers apart; only masters that
+// answered PING are compared, and one that does not say (an ACL that refuses INFO) is not. All are
 // asked at once: one master slow to answer costs `patience` once, not once per master.
 void RedlockMasters::refuse_one_server_named_twice(const Answers& pings,
                                                    std::chrono::milliseconds patience,
@@ -171,14 +168,9 @@ void RedlockMasters::broadcast(Command command, std::chrono::milliseconds patien
   });
 }
 
-Enough RedlockMasters::quorum_answered(std::chrono::milliseconds grace) const {
-  return {.decided =
-              [quorum = quorum()](const Answers& answers) {
-                return static_cast<std::size_t>(std::count_if(
-                           answers.begin(), answers.end(),
-                           [](const Answer& answer) { return answer.ok(); })) >= quorum;
-              },
-          .grace = grace};
+std::string RedlockMasters::short_of_quorum(std::size_t answered, const std::string& why) const {
+  return std::to_string(answered) + " of " + std::to_string(size()) +
+         " Redlock masters answered, " + std::to_string(quorum()) + " are needed (" + why + ")";
 }
 
 RedlockMasters::Answers RedlockMasters::broadcast_and_wait(Command command,

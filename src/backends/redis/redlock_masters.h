@@ -65,8 +65,8 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
   // the broadcast left to end by itself. REQUIRES: not on the executor's thread.
   Answers broadcast_and_wait(Command command, std::chrono::milliseconds patience,
                              const std::stop_token& stop = {}, Enough enough = {});
-  // Enough for a quorum of good answers (ok()), after `grace` for the others.
-  Enough quorum_answered(std::chrono::milliseconds grace) const;
+  // "N of M Redlock masters answered, Q are needed (why)", for errors.
+  std::string short_of_quorum(std::size_t answered, const std::string& why) const;
 
   // Sends `command` to master `index` alone and waits for its answer, `patience` at most
   // (then: timed_out). REQUIRES: not on the executor's thread.
