@@ -455,8 +455,13 @@ TEST_F(CliTest, ASignalThatEndsDlockEndsItsStoppedCommandToo) {
        "echo $$ > " + pid_file + ".new && mv " + pid_file + ".new " + pid_file + "; sleep 30"}));
   ASSERT_TRUE(eventually([&] { return file_exists(pid_file); }));
   const pid_t command = std::stoi(read_file(pid_file));
-  ASSERT_EQ(0, kill(-command, SIGSTOP));
-  ASSERT_TRUE(eventually([&] { return process_state(command) == 'T'; }));
+  // The stop is this test's set-up, sent again until it shows: under AddressSanitizer in CI
+  // (2026-11-30) the command was once not seen stopped within 10 s of a single SIGSTOP, a
+  // cause not found; what is tested is dlock's answer to SIGTERM once it is stopped.
+  ASSERT_TRUE(eventually([&] {
+    EXPECT_EQ(0, kill(-command, SIGSTOP));
+    return process_state(command) == 'T';
+  }));
   holder.signal(SIGTERM);
   EXPECT_EQ(128 + SIGTERM, holder.wait(10s).status);
   EXPECT_EQ(0, run_dlock({"run", "-n", "/stopped", "--", "true"}).status);
