@@ -34,6 +34,11 @@ class MysqlTest : public ::testing::Test {
   std::shared_ptr<Backend> open(const std::string& query = "") {
     return dlock::open(server().url(database_, query));
   }
+  // The same, through `proxy` (a FaultProxy in front of the server). `query` as url()'s.
+  std::shared_ptr<Backend> open_through(const FaultProxy& proxy, const std::string& query = "") {
+    return dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) + "/" +
+                       database_ + query);
+  }
   // The error open(url) throws; fails the test if it succeeds.
   static Error open_error(const std::string& url, const OpenOptions& options = {}) {
     try {
@@ -308,8 +313,7 @@ TEST_F(MysqlTest, CancellingAWaiterKillsItsQuery) {
 // answers.
 TEST_F(MysqlTest, ACancelThatOvertakesItsGetLockStillEndsTheWait) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto backend = dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) +
-                             "/" + database_);
+  auto backend = open_through(proxy);
   MariadbSession client(database_);
   ASSERT_EQ(client.ask("SELECT GET_LOCK('/overtaken', 0)"), "1");
   Mutex mutex(backend, "/overtaken");
@@ -329,8 +333,7 @@ TEST_F(MysqlTest, ACancelThatOvertakesItsGetLockStillEndsTheWait) {
 // refused for it. Seen once in CI, where the DELETE was slow under ASan; here it is held back.
 TEST_F(MysqlTest, ARefusedSemaphoresRowIsGoneWhenItsRefusalIsReported) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto backend = dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) +
-                             "/" + database_);
+  auto backend = open_through(proxy);
   Semaphore first(backend, "/refused", 2);
   ASSERT_TRUE(first.try_lock());
   proxy.delay_requests_containing("DELETE FROM dlock_contenders WHERE id", 500ms);
@@ -351,8 +354,7 @@ TEST_F(MysqlTest, ARefusedSemaphoresRowIsGoneWhenItsRefusalIsReported) {
 // the right kind is not told "busy" because of it.
 TEST_F(MysqlTest, ARefusedSemaphoresSlotIsFreeWhenItsRefusalIsReported) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto backend = dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) +
-                             "/" + database_);
+  auto backend = open_through(proxy);
   Semaphore first(backend, "/slot", 2);
   ASSERT_TRUE(first.try_lock());
   const std::string quit("\x01\0\0\0\x01", 5);  // a packet of one byte, COM_QUIT
@@ -368,8 +370,7 @@ TEST_F(MysqlTest, ARefusedSemaphoresSlotIsFreeWhenItsRefusalIsReported) {
 // holds the refusal back a second at most, even with no heartbeat to fail the connection.
 TEST_F(MysqlTest, ARefusalWaitsForItsRowsDeleteASecondAtMost) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  auto backend = dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) +
-                             "/" + database_ + "?heartbeat=0");
+  auto backend = open_through(proxy, "?heartbeat=0");
   Semaphore first(backend, "/unanswered", 2);
   ASSERT_TRUE(first.try_lock());
   proxy.delay_requests_containing("DELETE FROM dlock_contenders WHERE id", std::chrono::hours(1));
@@ -414,9 +415,7 @@ TEST_F(MysqlTest, AMissedHeartbeatRaisesLost) {
 // sql/heartbeat.h), instead of the server's default 8 hours.
 TEST_F(MysqlTest, TheServerFreesTheLockOfAHolderItNoLongerHears) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);
-  Mutex holder(dlock::open("mysql://dlock:secret@127.0.0.1:" + std::to_string(proxy.port()) + "/" +
-                           database_ + "?heartbeat=500ms"),
-               "/vanished");
+  Mutex holder(open_through(proxy, "?heartbeat=500ms"), "/vanished");
   holder.lock();
   proxy.blackhole();
   const auto start = std::chrono::steady_clock::now();
