@@ -27,6 +27,17 @@ int exit_status_for(std::error_code error, Phase phase) {
   }
 }
 
+bool lock_was_busy(const WaitEnd& end) {
+  return end.signal == 0 && end.error == errc::timed_out && end.phase == Phase::locking;
+}
+
+int status_after_wait(const WaitEnd& end, int conflict_exit_code) {
+  if (end.signal != 0) return kSignalBase + end.signal;
+  if (!end.error) return kRunCommand;
+  if (lock_was_busy(end)) return conflict_exit_code;
+  return exit_status_for(end.error, end.phase);
+}
+
 const char* exit_status_table() {
   return R"(EXIT STATUS
   0-125  the command's own exit status

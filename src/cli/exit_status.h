@@ -33,6 +33,24 @@ enum class Phase {
 // The status for a library error met in `phase`.
 int exit_status_for(std::error_code error, Phase phase);
 
+// How the wait for the lock ended, as dlock's main loop saw it.
+struct WaitEnd {
+  int signal = 0;         // a signal that ends dlock, read during the wait; 0 for none
+  std::error_code error;  // why the lock was not taken; none when it was granted
+  Phase phase = Phase::opening;
+};
+
+// True when the lock was still busy at the end of -w or -n, the server still answering.
+bool lock_was_busy(const WaitEnd& end);
+
+// What status_after_wait() returns when the command is to run, the lock held.
+inline constexpr int kRunCommand = -1;
+
+// kRunCommand, or dlock's exit status. A signal read during the wait decides, whatever else
+// ended it: a grant can come in the same instant (a hand-off), and the signal, no longer
+// pending, would not reach a command run then. The grant goes unused.
+int status_after_wait(const WaitEnd& end, int conflict_exit_code);
+
 // What dlock prints for `error`: its text, without the code's name where the text already
 // says what is wrong ("bad duration '1m30' (...)", not "...: invalid argument"; likewise for
 // "not supported" and "backend failure", whose texts name the cause).

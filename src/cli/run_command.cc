@@ -158,7 +158,7 @@ class Runner {
                                               : detail::deadline_after(*options_.wait);
     check_lock_path(options_.name);
     Lease lease;
-    if (const int status = acquire(start, lease); status >= 0) return status;
+    if (const int status = acquire(start, lease); status != kRunCommand) return status;
     return hold_while_running(lease);
   }
 
@@ -189,8 +189,8 @@ class Runner {
 
  private:
   // Opens the backend and acquires on a worker thread while this one answers signals (which
-  // cancel both) and shows the wait line. Returns -1 with `lease` filled when the lock is
-  // held, else the exit status.
+  // cancel both) and shows the wait line. Returns kRunCommand with `lease` filled when the
+  // lock is held, else the exit status.
   int acquire(Clock::time_point start, Lease& lease) {
     auto acquired = std::make_shared<Acquired>();
     std::stop_source stop;
@@ -239,25 +239,19 @@ class Runner {
     std::lock_guard guard(acquired->mu);
     backend_ = acquired->backend;
     lock_handle_ = acquired->handle;
-    // A signal during the wait or the server's check ends dlock as signals do, whatever else
-    // ended the wait meanwhile: a timeout, the check, or the grant itself, which can come in
-    // the same instant (a hand-off: the lock is released unused). Read here, the signal is
-    // no longer pending for the command to get: running the command would lose it.
-    if (interrupted_by != 0) {
-      acquired->lease.release();
-      return kSignalBase + interrupted_by;
-    }
-    const std::error_code ec = acquired->error;
-    if (!ec) {
+    const WaitEnd end{interrupted_by, acquired->error, acquired->phase};
+    const int status = status_after_wait(end, options_.conflict_exit_code);
+    if (status == kRunCommand) {
       lease = std::move(acquired->lease);
-      return -1;
+      return kRunCommand;
     }
-    if (ec == errc::timed_out && acquired->phase == Phase::locking) {
+    acquired->lease.release();  // granted as a signal came
+    if (lock_was_busy(end)) {
       if (options_.verbose) say(printable(options_.name) + " is busy; gave up");
-      return options_.conflict_exit_code;
+    } else if (end.signal == 0) {
+      say(acquired->message);
     }
-    say(acquired->message);
-    return exit_status_for(ec, acquired->phase);
+    return status;
   }
 
   // The worker's part: everything that may block on the network.
