@@ -125,6 +125,41 @@ std::vector<std::string> MultiLock::paths() const {
 
 namespace {
 
+// The stop given to each lock's acquisition in place of the caller's: it fires with the
+// caller's, and when a lock of the set already taken is lost, which ends the wait for the rest
+// (refuse_lost()). The callbacks only cancel acquisitions, never run user code: destroying one
+// while it runs on another thread waits for nothing but that cancellation.
+class GiveUp {
+ public:
+  explicit GiveUp(const std::stop_token& caller) { follow(caller); }
+  void follow(const std::stop_token& token) {
+    callbacks_.emplace_back(token, [source = source_]() mutable { source.request_stop(); });
+  }
+  std::stop_token token() const { return source_.get_token(); }
+
+ private:
+  std::stop_source source_;
+  std::list<std::stop_callback<std::function<void()>>> callbacks_;  // not movable
+};
+
+// The first of the locks taken that is lost, if any: the set is not given out, nor waited for
+// any longer, with a member that another holder may have by now.
+const Mutex* first_lost(const std::vector<Lease>& taken,
+                        const std::vector<std::unique_ptr<Mutex>>& locks) {
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (taken[i].lost().stop_requested()) return locks[i].get();
+  }
+  return nullptr;
+}
+
+void refuse_lost(const std::vector<Lease>& taken,
+                 const std::vector<std::unique_ptr<Mutex>>& locks) {
+  if (const Mutex* lost = first_lost(taken, locks)) {
+    throw Error(errc::connection_lost,
+                "MultiLock: " + lost->path() + " was lost before the whole set was taken");
+  }
+}
+
 // A wait for the set that reached its deadline with locks left to take ends there: each lock
 // tried past its deadline may still wait half a second for the server's answer
 // (time_left.h), and the set's one deadline would be overrun by that for every lock left.
@@ -140,11 +175,20 @@ void refuse_past_deadline(bool try_once, Clock::time_point deadline, const std::
 std::vector<Lease> MultiLock::acquire(Clock::time_point deadline, std::stop_token stop) {
   std::vector<Lease> leases;
   // On any failure the leases taken so far are released as `leases` goes out of scope.
+  GiveUp give_up(stop);
   const bool try_once = deadline <= Clock::now();
   for (auto& lock : *locks_) {
     if (!leases.empty()) refuse_past_deadline(try_once, deadline, lock->path());
-    leases.push_back(lock->acquire(try_once ? Clock::time_point::min() : deadline, stop));
+    try {
+      leases.push_back(
+          lock->acquire(try_once ? Clock::time_point::min() : deadline, give_up.token()));
+    } catch (const Error& e) {
+      if (e.code() == errc::cancelled && !stop.stop_requested()) refuse_lost(leases, *locks_);
+      throw;
+    }
+    give_up.follow(leases.back().lost());
   }
+  refuse_lost(leases, *locks_);
   return leases;
 }
 
@@ -153,12 +197,15 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
   // One lock after the other: each completion starts the next, on the executor. The chain
   // does not keep the locks: once the MultiLock is gone, it ends as cancelled.
   struct Chain : std::enable_shared_from_this<Chain> {
+    explicit Chain(std::stop_token caller) : stop(std::move(caller)), give_up(stop) {}
+
     std::weak_ptr<const Members> locks;
     std::vector<Lease> leases;
     AcquireCallback done;
     Clock::time_point deadline;
     bool try_once = false;
     std::stop_token stop;
+    GiveUp give_up;
 
     void fail(std::error_code ec) {
       leases.clear();  // releases what was taken
@@ -169,17 +216,23 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
     void next(bool first) {
       const std::shared_ptr<const Members> members = locks.lock();
       if (!members) return fail(errc::cancelled);
+      if (first_lost(leases, *members)) return fail(errc::connection_lost);
       if (leases.size() == members->size()) return done({}, std::move(leases));
       try {
         Mutex& member = *(*members)[leases.size()];
         if (!first) refuse_past_deadline(try_once, deadline, member.path());
         member.async_acquire(
             [self = shared_from_this()](std::error_code ec, Lease lease) {
+              if (ec == errc::cancelled && !self->stop.stop_requested()) {
+                const auto alive = self->locks.lock();
+                if (alive && first_lost(self->leases, *alive)) ec = errc::connection_lost;
+              }
               if (ec) return self->fail(ec);
+              self->give_up.follow(lease.lost());
               self->leases.push_back(std::move(lease));
               self->next(false);
             },
-            deadline, stop);
+            deadline, give_up.token());
       } catch (const Error& e) {
         if (first) throw;
         fail(e.code());
@@ -187,12 +240,11 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
     }
   };
   if (!done) throw Error(errc::invalid_argument, "MultiLock::async_acquire(): no callback");
-  auto chain = std::make_shared<Chain>();
+  auto chain = std::make_shared<Chain>(std::move(stop));
   chain->locks = locks_;
   chain->done = std::move(done);
   chain->deadline = deadline;
   chain->try_once = deadline <= Clock::now();
-  chain->stop = std::move(stop);
   chain->next(true);
 }
 

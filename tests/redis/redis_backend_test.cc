@@ -102,6 +102,30 @@ TEST_F(RedisBackendTest, LostFiresWhenTheKeyIsDeleted) {
   EXPECT_TRUE(eventually([&] { return mutex.lost().stop_requested(); }, 1s));
 }
 
+// A MultiLock that holds /set-a and waits for /set-b gives up when /set-a's key is deleted,
+// instead of waiting on for a set that can no longer be whole.
+TEST_F(RedisBackendTest, AMultiLockWhoseFirstLockIsLostWhileWaitingGivesUp) {
+  auto backend = open("ttl=600ms");
+  Mutex other(backend, "/set-b");
+  other.lock();
+  MultiLock both(backend, {"/set-a", "/set-b"});
+  auto attempt = std::async(std::launch::async, [&] {
+    try {
+      both.lock();
+      return std::error_code();
+    } catch (const Error& e) {
+      return e.code();
+    }
+  });
+  ASSERT_TRUE(eventually([&] { return cli({"EXISTS", "/set-a"}) == "1"; }));
+  cli({"DEL", "/set-a"});
+  const bool gave_up = attempt.wait_for(5s) == std::future_status::ready;
+  if (!gave_up) other.unlock();  // so that the test fails instead of hanging
+  EXPECT_TRUE(gave_up) << "still waiting for /set-b";
+  EXPECT_EQ(errc::connection_lost, attempt.get());
+  EXPECT_TRUE(backend->status("/set-b").waiters.empty());
+}
+
 TEST_F(RedisBackendTest, LostFiresBeforeAPausedServerCanExpireTheKey) {
   RedisServer own;
   auto backend = dlock::open(own.url() + "?ttl=500ms");

@@ -12,6 +12,8 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -55,6 +57,7 @@ enum class Answering {
   drop_on_a_thread,    // lets done go uncalled on another thread, a little later
   throw_without_done,  // lets done go and throws
   grant_then_throw,    // calls done with a holding, then throws
+  grant_only_a,        // grants "/a" at once; waits for any other path until stopped
 };
 
 struct Told {
@@ -68,10 +71,18 @@ struct Told {
 
 class TestContender final : public Contender {
  public:
-  TestContender(Answering answering, std::shared_ptr<Told> told)
-      : answering_(answering), told_(std::move(told)) {}
-  void acquire(Clock::time_point, std::stop_token, Done done) override {
+  TestContender(Answering answering, std::shared_ptr<Told> told, std::string path)
+      : answering_(answering), told_(std::move(told)), path_(std::move(path)) {}
+  void acquire(Clock::time_point, std::stop_token stop, Done done) override {
     switch (answering_) {
+      case Answering::grant_only_a:
+        if (path_ != "/a") {
+          on_stop_.emplace(std::move(stop), [done = std::move(done)] {
+            done(Outcome::failure(dlock::errc::cancelled, "stopped"));
+          });
+          return;
+        }
+        [[fallthrough]];
       case Answering::grant_late:
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         [[fallthrough]];
@@ -108,7 +119,9 @@ class TestContender final : public Contender {
  private:
   const Answering answering_;
   const std::shared_ptr<Told> told_;
+  const std::string path_;
   std::jthread dropper_;  // joined before the contender goes, so the test outlives it
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
 };
 
 class TestBackend final : public dlock::Backend {
@@ -117,9 +130,9 @@ class TestBackend final : public dlock::Backend {
   std::string_view scheme() const noexcept override { return "test"; }
   dlock::LockStatus read_status(std::string_view, Clock::time_point) override { return {}; }
   std::vector<std::string> read_list(std::string_view, Clock::time_point) override { return {}; }
-  std::unique_ptr<Contender> make_contender(std::string_view, const ContenderSpec&,
+  std::unique_ptr<Contender> make_contender(std::string_view path, const ContenderSpec&,
                                             const dlock::LockOptions&) override {
-    return std::make_unique<TestContender>(answering_, told);
+    return std::make_unique<TestContender>(answering_, told, std::string(path));
   }
   dlock::detail::Executor& executor() noexcept override { return executor_; }
 
@@ -376,6 +389,45 @@ TEST(MultiLockTest, ATryTakesEveryLockOnce) {
   dlock::MultiLock three(backend, {"/a", "/b", "/c"});
   EXPECT_TRUE(three.try_lock());
   three.unlock();
+}
+
+// Marks "/a" lost once it is granted, from another thread, as a backend would.
+std::jthread lose_a_once_granted(const std::shared_ptr<TestBackend>& backend) {
+  return std::jthread([backend] {
+    while (granted_count(*backend) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::lock_guard lock(backend->told->mu);
+    backend->told->granted[0]->mark_lost(backend->executor());
+  });
+}
+
+// A lock of the set lost while a later one is awaited ends the attempt at once: the set can no
+// longer be whole, and another holder may have the lost lock by now. The error is not
+// timed_out, so try_lock_until() throws it; what was taken is given back.
+TEST(MultiLockTest, ALockLostWhileALaterOneIsAwaitedEndsTheAttempt) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant_only_a);
+  dlock::MultiLock both(backend, {"/a", "/b"});
+  {
+    std::jthread loser = lose_a_once_granted(backend);
+    EXPECT_EQ(dlock::errc::connection_lost, error_within_bound([&both] { both.lock(); }));
+  }
+  EXPECT_FALSE(both.owns_lock());
+  {
+    std::lock_guard lock(backend->told->mu);
+    ASSERT_EQ(1u, backend->told->granted.size());
+    EXPECT_TRUE(backend->told->granted[0]->was_released());
+    backend->told->granted.clear();
+  }
+  std::promise<std::error_code> heard;
+  {
+    std::jthread loser = lose_a_once_granted(backend);
+    both.async_acquire(
+        [&heard](std::error_code ec, std::vector<dlock::Lease>) { heard.set_value(ec); });
+  }
+  auto result = heard.get_future();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+  EXPECT_EQ(dlock::errc::connection_lost, result.get());
+  std::lock_guard lock(backend->told->mu);
+  EXPECT_TRUE(backend->told->granted[0]->was_released());
 }
 
 // unlock() while a callback on lost() runs and asks the MultiLock something: both return
