@@ -38,15 +38,17 @@ namespace dlock {
 //     (unorderable_path). Name such locks side by side ("/accounts/all", "/accounts/17").
 // A lock of the set lost before the whole set is taken (while a later one is awaited, say)
 // ends the attempt with connection_lost, the locks taken released: the set can no longer be
-// whole, and another holder may have the lost lock by now. One lost just after the last grant
-// is noticed as for a single lock: lost() fires. Check lost() before acting on what the locks
-// protect.
+// whole, and another holder may have the lost lock by now. One lost after lock() returned (or
+// `done` was called) is noticed as for a single lock: lost() fires. Check lost() before
+// acting on what the locks protect.
 //
 // Errors are those of BasicLock (see basic_lock.h), and connection_lost for a lock of the set
-// lost before the set was taken (try_lock_until() throws it: it is no timeout). The
+// lost before the set was taken: try_lock() and try_lock_until() throw it, since it is no
+// timeout, and cancelled is reported instead if the caller's stop was requested too. The
 // constructor throws invalid_path and invalid_argument (no path, one path twice, no backend,
-// a label over 256 bytes). Thread safety: as BasicLock. Destroying the MultiLock while an async_acquire() runs cancels it:
-// `done` gets cancelled, and the locks taken so far are released.
+// a label over 256 bytes). Thread safety: as BasicLock. Destroying the MultiLock while an
+// async_acquire() runs cancels it: `done` gets cancelled, and the locks taken so far are
+// released.
 class DLOCK_EXPORT MultiLock : public detail::TimedLock<MultiLock> {
  public:
   MultiLock(std::shared_ptr<Backend> backend, std::vector<std::string> paths,

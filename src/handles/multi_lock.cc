@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <functional>
 #include <list>
 #include <mutex>
+#include <stop_token>
 
 #include <dlock/error.h>
 #include <dlock/multi_lock.h>
@@ -9,28 +11,44 @@
 
 namespace dlock {
 
+namespace {
+
+// Requests a stop on its target when any token it follows is stopped.
+class StopRelay {
+ public:
+  explicit StopRelay(std::stop_source target) : target_(std::move(target)) {}
+  void follow(const std::stop_token& token) {
+    // The callback's own copy of the target may be destroyed while it runs (by the relay's
+    // owner, on the same thread): the stop is requested through a local one.
+    callbacks_.emplace_back(token, [target = target_] {
+      std::stop_source local = target;
+      local.request_stop();
+    });
+  }
+  std::stop_token token() const { return target_.get_token(); }
+
+ private:
+  std::stop_source target_;
+  std::list<std::stop_callback<std::function<void()>>> callbacks_;  // not movable
+};
+
+}  // namespace
+
 // The set taken through the standard surface, with one loss signal for all of it.
 struct MultiLock::Held {
-  // Each lease's loss raises `lost`. They run on the executor (Holding::mark_lost), so they
-  // are destroyed there too: a stop_callback's destructor waits for a run of it in progress,
-  // and that run is user code (the callbacks on lost()), which may wait for this very thread.
-  using Forwarders = std::list<std::stop_callback<std::function<void()>>>;  // not movable
-
   explicit Held(detail::Executor& executor) : executor(executor) {}
 
   void hold(std::vector<Lease> taken) {
-    auto forwarding = std::make_shared<Forwarders>();
     std::lock_guard lock(mu);
     leases = std::move(taken);
     lost = std::stop_source();
-    for (const Lease& lease : leases) {
-      forwarding->emplace_back(lease.lost(), [source = lost]() mutable { source.request_stop(); });
-    }
-    forwarders = std::move(forwarding);
+    auto relay = std::make_shared<StopRelay>(lost);
+    for (const Lease& lease : leases) relay->follow(lease.lost());
+    forwarders = std::move(relay);
   }
 
   std::vector<Lease> take() {
-    std::shared_ptr<Forwarders> done;
+    std::shared_ptr<StopRelay> done;
     std::vector<Lease> taken;
     {
       std::lock_guard lock(mu);
@@ -45,7 +63,11 @@ struct MultiLock::Held {
   std::mutex mu;
   std::vector<Lease> leases;
   std::stop_source lost;
-  std::shared_ptr<Forwarders> forwarders;
+  // Each lease's loss raises `lost`. The callbacks run on the executor (Holding::mark_lost),
+  // so they are destroyed there too: a stop_callback's destructor waits for a run of it in
+  // progress, and that run is user code (the callbacks on lost()), which may wait for this
+  // very thread.
+  std::shared_ptr<StopRelay> forwarders;
 };
 
 namespace {
@@ -125,23 +147,6 @@ std::vector<std::string> MultiLock::paths() const {
 
 namespace {
 
-// The stop given to each lock's acquisition in place of the caller's: it fires with the
-// caller's, and when a lock of the set already taken is lost, which ends the wait for the rest
-// (refuse_lost()). The callbacks only cancel acquisitions, never run user code: destroying one
-// while it runs on another thread waits for nothing but that cancellation.
-class GiveUp {
- public:
-  explicit GiveUp(const std::stop_token& caller) { follow(caller); }
-  void follow(const std::stop_token& token) {
-    callbacks_.emplace_back(token, [source = source_]() mutable { source.request_stop(); });
-  }
-  std::stop_token token() const { return source_.get_token(); }
-
- private:
-  std::stop_source source_;
-  std::list<std::stop_callback<std::function<void()>>> callbacks_;  // not movable
-};
-
 // The first of the locks taken that is lost, if any: the set is not given out, nor waited for
 // any longer, with a member that another holder may have by now.
 const Mutex* first_lost(const std::vector<Lease>& taken,
@@ -175,15 +180,22 @@ void refuse_past_deadline(bool try_once, Clock::time_point deadline, const std::
 std::vector<Lease> MultiLock::acquire(Clock::time_point deadline, std::stop_token stop) {
   std::vector<Lease> leases;
   // On any failure the leases taken so far are released as `leases` goes out of scope.
-  GiveUp give_up(stop);
+  // Each lock's acquisition is stopped by the caller's stop, and by the loss of a lock of the
+  // set already taken, which is then the error to tell (refuse_lost()), whatever else ended
+  // the wait (a try's timeout, say), unless the caller stopped.
+  StopRelay give_up{std::stop_source()};
+  give_up.follow(stop);
   const bool try_once = deadline <= Clock::now();
   for (auto& lock : *locks_) {
-    if (!leases.empty()) refuse_past_deadline(try_once, deadline, lock->path());
+    if (!leases.empty()) {
+      refuse_lost(leases, *locks_);
+      refuse_past_deadline(try_once, deadline, lock->path());
+    }
     try {
       leases.push_back(
           lock->acquire(try_once ? Clock::time_point::min() : deadline, give_up.token()));
-    } catch (const Error& e) {
-      if (e.code() == errc::cancelled && !stop.stop_requested()) refuse_lost(leases, *locks_);
+    } catch (const Error&) {
+      if (!stop.stop_requested()) refuse_lost(leases, *locks_);
       throw;
     }
     give_up.follow(leases.back().lost());
@@ -197,7 +209,9 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
   // One lock after the other: each completion starts the next, on the executor. The chain
   // does not keep the locks: once the MultiLock is gone, it ends as cancelled.
   struct Chain : std::enable_shared_from_this<Chain> {
-    explicit Chain(std::stop_token caller) : stop(std::move(caller)), give_up(stop) {}
+    explicit Chain(std::stop_token caller) : stop(std::move(caller)), give_up(std::stop_source()) {
+      give_up.follow(stop);
+    }
 
     std::weak_ptr<const Members> locks;
     std::vector<Lease> leases;
@@ -205,7 +219,7 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
     Clock::time_point deadline;
     bool try_once = false;
     std::stop_token stop;
-    GiveUp give_up;
+    StopRelay give_up;  // as in acquire()
 
     void fail(std::error_code ec) {
       leases.clear();  // releases what was taken
@@ -223,7 +237,7 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
         if (!first) refuse_past_deadline(try_once, deadline, member.path());
         member.async_acquire(
             [self = shared_from_this()](std::error_code ec, Lease lease) {
-              if (ec == errc::cancelled && !self->stop.stop_requested()) {
+              if (ec && !self->stop.stop_requested()) {
                 const auto alive = self->locks.lock();
                 if (alive && first_lost(self->leases, *alive)) ec = errc::connection_lost;
               }

@@ -109,21 +109,25 @@ TEST_F(RedisBackendTest, AMultiLockWhoseFirstLockIsLostWhileWaitingGivesUp) {
   Mutex other(backend, "/set-b");
   other.lock();
   MultiLock both(backend, {"/set-a", "/set-b"});
-  auto attempt = std::async(std::launch::async, [&] {
+  std::stop_source cancel;  // ends a wait the loss did not end: the test fails, not hangs
+  auto attempt = std::async(std::launch::async, [&both, stop = cancel.get_token()] {
     try {
-      both.lock();
+      both.lock(stop);
       return std::error_code();
     } catch (const Error& e) {
       return e.code();
     }
   });
-  ASSERT_TRUE(eventually([&] { return cli({"EXISTS", "/set-a"}) == "1"; }));
+  if (!eventually([&] { return cli({"EXISTS", "/set-a"}) == "1"; })) {
+    cancel.request_stop();
+    FAIL() << "/set-a was never taken";
+  }
   cli({"DEL", "/set-a"});
   const bool gave_up = attempt.wait_for(5s) == std::future_status::ready;
-  if (!gave_up) other.unlock();  // so that the test fails instead of hanging
+  if (!gave_up) cancel.request_stop();
   EXPECT_TRUE(gave_up) << "still waiting for /set-b";
   EXPECT_EQ(errc::connection_lost, attempt.get());
-  EXPECT_TRUE(backend->status("/set-b").waiters.empty());
+  EXPECT_TRUE(eventually([&] { return backend->status("/set-b").waiters.empty(); }));
 }
 
 TEST_F(RedisBackendTest, LostFiresBeforeAPausedServerCanExpireTheKey) {

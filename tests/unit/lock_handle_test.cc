@@ -57,7 +57,7 @@ enum class Answering {
   drop_on_a_thread,    // lets done go uncalled on another thread, a little later
   throw_without_done,  // lets done go and throws
   grant_then_throw,    // calls done with a holding, then throws
-  grant_only_a,        // grants "/a" at once; waits for any other path until stopped
+  grant_only_a,        // grants "/a" at once; answers any other path only when stopped (cancelled)
 };
 
 struct Told {
@@ -74,18 +74,17 @@ class TestContender final : public Contender {
   TestContender(Answering answering, std::shared_ptr<Told> told, std::string path)
       : answering_(answering), told_(std::move(told)), path_(std::move(path)) {}
   void acquire(Clock::time_point, std::stop_token stop, Done done) override {
+    if (answering_ == Answering::grant_only_a && path_ != "/a") {
+      on_stop_.emplace(std::move(stop), [done = std::move(done)] {
+        done(Outcome::failure(dlock::errc::cancelled, "stopped"));
+      });
+      return;
+    }
     switch (answering_) {
-      case Answering::grant_only_a:
-        if (path_ != "/a") {
-          on_stop_.emplace(std::move(stop), [done = std::move(done)] {
-            done(Outcome::failure(dlock::errc::cancelled, "stopped"));
-          });
-          return;
-        }
-        [[fallthrough]];
       case Answering::grant_late:
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         [[fallthrough]];
+      case Answering::grant_only_a:
       case Answering::grant: {
         auto holding = std::make_shared<GrantedHolding>();
         {
@@ -393,10 +392,12 @@ TEST(MultiLockTest, ATryTakesEveryLockOnce) {
 
 // Marks "/a" lost once it is granted, from another thread, as a backend would.
 std::jthread lose_a_once_granted(const std::shared_ptr<TestBackend>& backend) {
-  return std::jthread([backend] {
-    while (granted_count(*backend) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return std::jthread([backend](std::stop_token stop) {
+    while (!stop.stop_requested() && granted_count(*backend) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     std::lock_guard lock(backend->told->mu);
-    backend->told->granted[0]->mark_lost(backend->executor());
+    if (!backend->told->granted.empty()) backend->told->granted[0]->mark_lost(backend->executor());
   });
 }
 
@@ -405,10 +406,24 @@ std::jthread lose_a_once_granted(const std::shared_ptr<TestBackend>& backend) {
 // timed_out, so try_lock_until() throws it; what was taken is given back.
 TEST(MultiLockTest, ALockLostWhileALaterOneIsAwaitedEndsTheAttempt) {
   auto backend = std::make_shared<TestBackend>(Answering::grant_only_a);
+  // Declared before the MultiLock, which may still answer it as it goes.
+  auto heard = std::make_shared<std::promise<std::error_code>>();
   dlock::MultiLock both(backend, {"/a", "/b"});
   {
     std::jthread loser = lose_a_once_granted(backend);
-    EXPECT_EQ(dlock::errc::connection_lost, error_within_bound([&both] { both.lock(); }));
+    std::stop_source cancel;  // ends a wait the loss did not end: the test fails, not hangs
+    auto attempt = std::async(std::launch::async, [&both, stop = cancel.get_token()] {
+      try {
+        both.lock(stop);
+        return std::error_code();
+      } catch (const dlock::Error& e) {
+        return e.code();
+      }
+    });
+    const bool ended = attempt.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    if (!ended) cancel.request_stop();
+    EXPECT_TRUE(ended) << "the wait for /b went on";
+    EXPECT_EQ(dlock::errc::connection_lost, attempt.get());
   }
   EXPECT_FALSE(both.owns_lock());
   {
@@ -417,16 +432,16 @@ TEST(MultiLockTest, ALockLostWhileALaterOneIsAwaitedEndsTheAttempt) {
     EXPECT_TRUE(backend->told->granted[0]->was_released());
     backend->told->granted.clear();
   }
-  std::promise<std::error_code> heard;
   {
     std::jthread loser = lose_a_once_granted(backend);
     both.async_acquire(
-        [&heard](std::error_code ec, std::vector<dlock::Lease>) { heard.set_value(ec); });
+        [heard](std::error_code ec, std::vector<dlock::Lease>) { heard->set_value(ec); });
+    auto result = heard->get_future();
+    ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+    EXPECT_EQ(dlock::errc::connection_lost, result.get());
   }
-  auto result = heard.get_future();
-  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
-  EXPECT_EQ(dlock::errc::connection_lost, result.get());
   std::lock_guard lock(backend->told->mu);
+  ASSERT_EQ(1u, backend->told->granted.size());
   EXPECT_TRUE(backend->told->granted[0]->was_released());
 }
 
