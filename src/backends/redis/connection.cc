@@ -16,12 +16,17 @@ Reply reason(std::string text) {
 
 }  // namespace
 
-std::shared_ptr<Connection> Connection::create(asio::io_context& io, Endpoint endpoint) {
-  return std::shared_ptr<Connection>(new Connection(io, std::move(endpoint)));
+std::shared_ptr<Connection> Connection::create(asio::io_context& io, Endpoint endpoint, Vet vet) {
+  return std::shared_ptr<Connection>(new Connection(io, std::move(endpoint), std::move(vet)));
 }
 
-Connection::Connection(asio::io_context& io, Endpoint endpoint)
-    : io_(io), endpoint_(std::move(endpoint)), resolver_(io), timer_(io), reply_timer_(io) {}
+Connection::Connection(asio::io_context& io, Endpoint endpoint, Vet vet)
+    : io_(io),
+      endpoint_(std::move(endpoint)),
+      vet_(std::move(vet)),
+      resolver_(io),
+      timer_(io),
+      reply_timer_(io) {}
 
 Connection::~Connection() = default;
 
@@ -127,6 +132,22 @@ void Connection::handshake() {
   if (endpoint_.db != 0) {
     steps.emplace_back(Command{"SELECT", std::to_string(endpoint_.db)},
                        refused(errc::connect_failed, "SELECT " + std::to_string(endpoint_.db)));
+  }
+  if (vet_) {
+    steps.emplace_back(Command{"INFO", "server"},
+                       [self = shared_from_this(), check = refused(errc::auth_failed, "INFO")](
+                           std::error_code ec, Reply reply) {
+                         if (ec) return;
+                         // Only a refusal of the credentials fails the connection: an ACL may
+                         // refuse INFO.
+                         if (reply.is_error()) {
+                           if (code_of_error(reply.text) == errc::auth_failed) check(ec, reply);
+                           return;
+                         }
+                         if (std::string why = self->vet_(reply.text); !why.empty()) {
+                           self->fail(errc::invalid_argument, why);
+                         }
+                       });
   }
   if (subscription_) {
     steps.emplace_back(Command{"SUBSCRIBE", subscription_->channel},

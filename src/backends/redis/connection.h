@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "net/stream.h"
@@ -50,8 +51,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // may not have run), errc::session_closed (close()).
   using Callback = std::function<void(std::error_code, Reply)>;
   using OnMessage = std::function<void(const std::string& message)>;
+  // Tells from the server's `INFO server` text whether a connection may be used: empty if it
+  // may, else why not. Asked on the io_context's thread at each (re)connection, before any
+  // command is sent; a refused connection fails its commands with errc::invalid_argument and
+  // that reason. A server that refuses INFO (an ACL) is not asked about.
+  using Vet = std::function<std::string(std::string_view info)>;
 
-  static std::shared_ptr<Connection> create(asio::io_context& io, Endpoint endpoint);
+  static std::shared_ptr<Connection> create(asio::io_context& io, Endpoint endpoint, Vet vet = {});
   ~Connection();
 
   void send(Command command, Callback done);
@@ -77,7 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::chrono::milliseconds ping_every;
   };
 
-  Connection(asio::io_context& io, Endpoint endpoint);
+  Connection(asio::io_context& io, Endpoint endpoint, Vet vet);
   void connect();
   void on_connected(std::error_code ec);
   void handshake();
@@ -96,6 +102,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   asio::io_context& io_;
   const Endpoint endpoint_;
+  const Vet vet_;
   asio::ip::tcp::resolver resolver_;
   // The connect timeout; then, for a subscriber, its pings while ready, or its reconnection
   // backoff.

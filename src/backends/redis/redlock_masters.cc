@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <future>
-#include <map>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include <dlock/error.h>
@@ -35,18 +35,67 @@ struct Round {
   }
 };
 
+// How long open() waits, once a quorum answered, for the other masters: enough for healthy
+// ones to answer (so that one named twice is reported there, as a mistake in the URL), little
+// for a frozen one.
+constexpr std::chrono::milliseconds kOpenGrace{250};
+
+std::string run_id_in(std::string_view info) {
+  const std::size_t field = info.find("run_id:");
+  if (field == std::string_view::npos) return {};
+  const std::size_t start = field + std::string_view("run_id:").size();
+  return std::string(info.substr(start, info.find_first_of("\r\n", start) - start));
+}
+
+// One server under two names (an alias, another of its host's addresses) would count twice
+// toward the quorum: the acquisition script grants again a key that holds its own value, so
+// both names grant in one round, and a restart of that one server could let a second holder
+// in while the first still counts on it. Each connection, at each (re)connection and before
+// it carries a command, says its server's run_id (INFO server); one whose run_id another
+// master has said is refused. So a master down at open() and an alias when it comes back
+// never votes, nor does an alias slower than open(). Shared by the masters' connections and
+// used on the executor's thread only.
+class ServerIds {
+ public:
+  explicit ServerIds(std::vector<std::string> addresses)
+      : addresses_(std::move(addresses)), run_ids_(addresses_.size()) {}
+
+  std::string vet(std::size_t index, std::string_view info) {
+    const std::string run_id = run_id_in(info);
+    if (run_id.empty()) return {};  // a server that does not say is not compared
+    for (std::size_t other = 0; other < run_ids_.size(); ++other) {
+      if (other == index || run_ids_[other] != run_id) continue;
+      return "Redlock masters " + addresses_[other] + " and " + addresses_[index] +
+             " are one server (run_id " + run_id + "): Redlock needs independent masters";
+    }
+    run_ids_[index] = run_id;
+    return {};
+  }
+
+ private:
+  const std::vector<std::string> addresses_;
+  std::vector<std::string> run_ids_;  // what each master's server said last; a restart changes it
+};
+
 }  // namespace
 
 RedlockMasters::RedlockMasters(RedlockOptions options)
     : options_(std::move(options)),
       executor_(std::make_shared<detail::Executor>()),
       timers_(*executor_) {
+  std::vector<std::string> addresses;
+  for (const Endpoint& endpoint : options_.masters) addresses.push_back(endpoint.address());
+  auto ids = std::make_shared<ServerIds>(std::move(addresses));
   // A master silent for a ttl (stopped, or its connection forgotten by a NAT) is given up and
   // asked again on a new connection: its answers could decide nothing by then, and each round
   // would otherwise queue one more command behind the ones it never answered.
   for (Endpoint endpoint : options_.masters) {
     endpoint.reply_timeout = options_.ttl;
-    connections_.push_back(Connection::create(executor_->io_context(), std::move(endpoint)));
+    connections_.push_back(
+        Connection::create(executor_->io_context(), std::move(endpoint),
+                           [ids, index = connections_.size()](std::string_view info) {
+                             return ids->vet(index, info);
+                           }));
   }
 }
 
@@ -61,11 +110,19 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
   for (const Endpoint& endpoint : masters->options_.masters) {
     connect_timeout = std::max(connect_timeout, endpoint.connect_timeout);
   }
-  // A little beyond the connections' own timeout, which reports the reason. Every master is
-  // waited for, a frozen one until then: the check below compares only the masters that
-  // answered, and one server named twice that it missed would give two votes.
+  // Until a little beyond the connections' own timeout, which reports the reason; once a
+  // quorum answered, kOpenGrace more for the others. Each PING answer comes after its
+  // connection's check for one server named twice (ServerIds).
+  const std::size_t quorum = masters->quorum();
   const Answers answers = masters->broadcast_and_wait(
-      {"PING"}, connect_timeout + std::chrono::milliseconds(500), open.stop);
+      {"PING"}, connect_timeout + std::chrono::milliseconds(500), open.stop,
+      Enough{.decided =
+                 [quorum](const Answers& so_far) {
+                   return static_cast<std::size_t>(std::count_if(
+                              so_far.begin(), so_far.end(),
+                              [](const Answer& answer) { return answer.ok(); })) >= quorum;
+                 },
+             .grace = kOpenGrace});
   std::size_t up = 0;
   std::string down;
   for (std::size_t i = 0; i < answers.size(); ++i) {
@@ -73,54 +130,15 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
       ++up;
       continue;
     }
-    if (answers[i].error == errc::auth_failed) {
-      throw Error(errc::auth_failed, failure_of(*masters, i, answers[i]));
+    if (answers[i].error == errc::auth_failed || answers[i].error == errc::invalid_argument) {
+      throw Error(answers[i].error, failure_of(*masters, i, answers[i]));
     }
     down += (down.empty() ? "" : "; ") + failure_of(*masters, i, answers[i]);
   }
   if (up < masters->quorum()) {
     throw Error(errc::connect_failed, masters->short_of_quorum(up, down));
   }
-  masters->refuse_one_server_named_twice(answers, connect_timeout, open.stop);
   return masters;
-}
-
-// One server under two names (an alias, another of its host's addresses) would count twice
-// toward the quorum: the acquisition script grants again a key that holds its own value, so
-// both names grant in one round, and a restart of that one server could let a second holder
-// in while the first still counts on it. INFO's run_id tells servers apart; only masters that
-// answered PING are compared, and one that does not say (an ACL that refuses INFO) is not. All are
-// asked at once: one master slow to answer costs `patience` once, not once per master.
-void RedlockMasters::refuse_one_server_named_twice(const Answers& pings,
-                                                   std::chrono::milliseconds patience,
-                                                   const std::stop_token& stop) {
-  // Done once every master that answered PING has answered: a frozen one is not waited for.
-  // The predicate keeps its own copy: after a stop request, answers still come once this
-  // call has thrown.
-  std::vector<bool> pinged;
-  for (const Answer& ping : pings) pinged.push_back(ping.ok());
-  const Answers infos =
-      broadcast_and_wait({"INFO", "server"}, patience, stop,
-                         Enough{.decided = [pinged = std::move(pinged)](const Answers& answers) {
-                           for (std::size_t i = 0; i < answers.size(); ++i) {
-                             if (pinged[i] && answers[i].error == errc::timed_out) return false;
-                           }
-                           return true;
-                         }});
-  std::map<std::string, std::size_t, std::less<>> seen;
-  for (std::size_t i = 0; i < pings.size(); ++i) {
-    if (!pings[i].ok() || !infos[i].ok()) continue;
-    const std::string_view text = infos[i].reply.text;
-    const std::size_t field = text.find("run_id:");
-    if (field == std::string_view::npos) continue;
-    const std::size_t start = field + std::string_view("run_id:").size();
-    const std::string run_id(text.substr(start, text.find_first_of("\r\n", start) - start));
-    const auto [first, fresh] = seen.emplace(run_id, i);
-    if (fresh) continue;
-    throw Error(errc::invalid_argument, "Redlock masters " + address(first->second) + " and " +
-                                            address(i) + " are one server (run_id " + run_id +
-                                            "): Redlock needs independent masters");
-  }
 }
 
 std::chrono::milliseconds RedlockMasters::patience() const noexcept {

@@ -49,10 +49,12 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
  public:
   using Answers = std::vector<Answer>;  // one per master, in the URL's order
 
-  // Connects to every master and waits until a quorum of them answered PING. Throws
-  // dlock::Error: connect_failed (fewer than a quorum answered within the connect timeout:
-  // the message names each that did not), auth_failed (a master refused the credentials),
-  // invalid_argument (two masters are one server, by INFO's run_id), cancelled (open.stop).
+  // Connects to every master and waits until a quorum of them answered PING, and a little
+  // more for the others. Throws dlock::Error: connect_failed (fewer than a quorum answered
+  // within the connect timeout: the message names each that did not), auth_failed (a master
+  // refused the credentials), invalid_argument (two masters that answered are one server, by
+  // INFO's run_id), cancelled (open.stop). A master that says later that it is another's
+  // server is refused then, at each connection: its answers never count.
   static std::shared_ptr<RedlockMasters> open(RedlockOptions options, const OpenOptions& open);
   ~RedlockMasters();
 
@@ -92,10 +94,6 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
 
  private:
   explicit RedlockMasters(RedlockOptions options);
-  // Throws dlock::Error: invalid_argument if two of the masters that answered `pings` answer
-  // INFO with one run_id; cancelled on a stop request.
-  void refuse_one_server_named_twice(const Answers& pings, std::chrono::milliseconds patience,
-                                     const std::stop_token& stop);
 
   const RedlockOptions options_;
   const std::shared_ptr<detail::Executor> executor_;
