@@ -9,6 +9,7 @@ namespace dlock::redis_backend {
 namespace {
 
 constexpr std::chrono::milliseconds kLongestBackoff{2000};
+constexpr std::chrono::milliseconds kRefusalHeld{1000};
 
 Reply reason(std::string text) {
   return Reply{.type = Reply::Type::error, .text = std::move(text)};
@@ -16,14 +17,15 @@ Reply reason(std::string text) {
 
 }  // namespace
 
-std::shared_ptr<Connection> Connection::create(asio::io_context& io, Endpoint endpoint, Vet vet) {
-  return std::shared_ptr<Connection>(new Connection(io, std::move(endpoint), std::move(vet)));
+std::shared_ptr<Connection> Connection::create(asio::io_context& io, Endpoint endpoint,
+                                               Vetting vetting) {
+  return std::shared_ptr<Connection>(new Connection(io, std::move(endpoint), std::move(vetting)));
 }
 
-Connection::Connection(asio::io_context& io, Endpoint endpoint, Vet vet)
+Connection::Connection(asio::io_context& io, Endpoint endpoint, Vetting vetting)
     : io_(io),
       endpoint_(std::move(endpoint)),
-      vet_(std::move(vet)),
+      vetting_(std::move(vetting)),
       resolver_(io),
       timer_(io),
       reply_timer_(io) {}
@@ -68,6 +70,11 @@ void Connection::enqueue(Command command, Callback done) {
       in_flight_.push_back(std::move(done));
       return flush();
     case State::idle:
+      // A server the vet refused refuses again: a command in the next kRefusalHeld is refused
+      // without a connection, so that each lock's round does not open one.
+      if (std::chrono::steady_clock::now() < refused_until_) {
+        return done(errc::invalid_argument, failure_text(refusal_));
+      }
       queued_.emplace_back(std::move(command), std::move(done));
       return connect();
     case State::connecting:
@@ -133,21 +140,16 @@ void Connection::handshake() {
     steps.emplace_back(Command{"SELECT", std::to_string(endpoint_.db)},
                        refused(errc::connect_failed, "SELECT " + std::to_string(endpoint_.db)));
   }
-  if (vet_) {
-    steps.emplace_back(Command{"INFO", "server"},
-                       [self = shared_from_this(), check = refused(errc::auth_failed, "INFO")](
-                           std::error_code ec, Reply reply) {
-                         if (ec) return;
-                         // Only a refusal of the credentials fails the connection: an ACL may
-                         // refuse INFO.
-                         if (reply.is_error()) {
-                           if (code_of_error(reply.text) == errc::auth_failed) check(ec, reply);
-                           return;
-                         }
-                         if (std::string why = self->vet_(reply.text); !why.empty()) {
-                           self->fail(errc::invalid_argument, why);
-                         }
-                       });
+  if (!vetting_.ask.empty()) {
+    auto replies = std::make_shared<std::vector<Reply>>();
+    for (const Command& question : vetting_.ask) {
+      steps.emplace_back(question,
+                         [self = shared_from_this(), replies](std::error_code ec, Reply reply) {
+                           if (ec) return;
+                           replies->push_back(std::move(reply));
+                           if (replies->size() == self->vetting_.ask.size()) self->vet(*replies);
+                         });
+    }
   }
   if (subscription_) {
     steps.emplace_back(Command{"SUBSCRIBE", subscription_->channel},
@@ -182,6 +184,19 @@ void Connection::handshake() {
     in_flight_.push_back(std::move(done));
   }
   flush();
+}
+
+void Connection::vet(const std::vector<Reply>& replies) {
+  for (const Reply& reply : replies) {
+    if (reply.is_error() && code_of_error(reply.text) == errc::auth_failed) {
+      return fail(errc::auth_failed, reply.text);
+    }
+  }
+  if (std::string why = vetting_.decide(replies); !why.empty()) {
+    refused_until_ = std::chrono::steady_clock::now() + kRefusalHeld;
+    refusal_ = why;
+    fail(errc::invalid_argument, why);
+  }
 }
 
 void Connection::flush() {
@@ -274,7 +289,7 @@ void Connection::fail(std::error_code code, const std::string& why) {
   timer_.cancel();
   reply_timer_.cancel();
   reply_timer_armed_ = false;
-  const Reply text = reason("redis " + endpoint_.address() + ": " + why);
+  const Reply text = failure_text(why);
   auto in_flight = std::move(in_flight_);
   auto queued = std::move(queued_);
   in_flight_.clear();
@@ -285,6 +300,10 @@ void Connection::fail(std::error_code code, const std::string& why) {
     if (was_connecting) subscription_->on_ready(code, text);
     schedule_resubscription();
   }
+}
+
+Reply Connection::failure_text(const std::string& why) const {
+  return reason("redis " + endpoint_.address() + ": " + why);
 }
 
 void Connection::schedule_ping() {

@@ -1,8 +1,8 @@
 // One connection to a Redis server on the executor's io_context: commands are pipelined (sent
 // as soon as they are given, replies matched in order), so thousands of locks share it with no
-// thread per request. It connects on demand, authenticates and selects the database first,
-// and after a failure connects again on the next command; a subscriber connection (subscribe())
-// reconnects by itself and subscribes again.
+// thread per request. It connects on demand, authenticates, selects the database and, if
+// asked to, vets the server (Vetting) first, and after a failure connects again on the next
+// command; a subscriber connection (subscribe()) reconnects by itself and subscribes again.
 #ifndef DLOCK_SRC_BACKENDS_REDIS_CONNECTION_H_
 #define DLOCK_SRC_BACKENDS_REDIS_CONNECTION_H_
 
@@ -16,8 +16,8 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "net/stream.h"
 #include "resp.h"
@@ -48,16 +48,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // errc::connect_failed (no connection within the connect timeout), errc::auth_failed (the
   // server refused the user or password), errc::connection_lost (the connection ended, or no
   // reply came within the endpoint's reply_timeout, before the reply came: the command may or
-  // may not have run), errc::session_closed (close()).
+  // may not have run), errc::invalid_argument (the Vetting refused the server; the command
+  // was not sent), errc::session_closed (close()).
   using Callback = std::function<void(std::error_code, Reply)>;
   using OnMessage = std::function<void(const std::string& message)>;
-  // Tells from the server's `INFO server` text whether a connection may be used: empty if it
-  // may, else why not. Asked on the io_context's thread at each (re)connection, before any
-  // command is sent; a refused connection fails its commands with errc::invalid_argument and
-  // that reason. A server that refuses INFO (an ACL) is not asked about.
-  using Vet = std::function<std::string(std::string_view info)>;
+  // What a connection asks its server at each (re)connection, before it sends any command,
+  // and how it decides from the replies (error replies included, in the order asked) whether
+  // to use it: `decide` returns empty if it may, else why not. It runs on the io_context's
+  // thread. A refused connection fails its commands with errc::invalid_argument and that
+  // reason, and so do, without connecting, the commands of the second after. A NOAUTH reply
+  // fails the connection with errc::auth_failed, undecided. No questions: nothing is asked.
+  struct Vetting {
+    std::vector<Command> ask;
+    std::function<std::string(const std::vector<Reply>& replies)> decide;
+  };
 
-  static std::shared_ptr<Connection> create(asio::io_context& io, Endpoint endpoint, Vet vet = {});
+  static std::shared_ptr<Connection> create(asio::io_context& io, Endpoint endpoint,
+                                            Vetting vetting = {});
   ~Connection();
 
   void send(Command command, Callback done);
@@ -83,7 +90,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::chrono::milliseconds ping_every;
   };
 
-  Connection(asio::io_context& io, Endpoint endpoint, Vet vet);
+  Connection(asio::io_context& io, Endpoint endpoint, Vetting vetting);
   void connect();
   void on_connected(std::error_code ec);
   void handshake();
@@ -95,14 +102,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // none was, and watched for.
   void await_reply();
   void watch_replies(std::chrono::steady_clock::duration after);
+  // The replies to vetting_'s questions, all of them.
+  void vet(const std::vector<Reply>& replies);
   // Ends the current stream: every callback waiting gets `code` with `why`.
   void fail(std::error_code code, const std::string& why);
+  // "redis HOST:PORT: why", as a failed command's reply text.
+  Reply failure_text(const std::string& why) const;
   void schedule_resubscription();
   void schedule_ping();
 
   asio::io_context& io_;
   const Endpoint endpoint_;
-  const Vet vet_;
+  const Vetting vetting_;
   asio::ip::tcp::resolver resolver_;
   // The connect timeout; then, for a subscriber, its pings while ready, or its reconnection
   // backoff.
@@ -123,6 +134,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string writing_;
   std::array<char, 16 * 1024> input_{};
   std::chrono::milliseconds backoff_{100};
+  // The last refusal by vetting_, and until when commands are refused with it unsent.
+  std::string refusal_;
+  std::chrono::steady_clock::time_point refused_until_{};
 };
 
 }  // namespace dlock::redis_backend

@@ -64,8 +64,10 @@ RedlockBackend::~RedlockBackend() {
 LockStatus RedlockBackend::read_status(std::string_view path, Clock::time_point deadline) {
   check_lock_path(path);
   const RedlockKeys keys(path);
-  const RedlockMasters::Answers answers =
-      masters_->broadcast_and_wait(redlock_status_command(keys), until(deadline));
+  // A frozen master is not waited for once a quorum answered: its connection would hold the
+  // call up until its connect timeout.
+  const RedlockMasters::Answers answers = masters_->broadcast_and_wait(
+      redlock_status_command(keys), until(deadline), {}, answered_by_quorum(*masters_));
   std::size_t answered = 0;
   std::vector<Failure> failures;
   std::map<std::string, std::size_t> votes;  // lock key value -> masters that hold it

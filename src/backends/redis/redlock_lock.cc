@@ -210,30 +210,39 @@ class RedlockAttempt : public std::enable_shared_from_this<RedlockAttempt> {
     // Masters that granted a lost round, or answered too late to count, keep the key until it
     // expires unless told; each connection runs the release after the late acquisition.
     if (any_may_hold(answers)) release_everywhere(masters_, keys_, value_);
-    std::size_t refused = 0;  // error replies that will not change by trying again
-    std::size_t silent = 0;   // no reply at all
+    // Refusals will not change by trying again: error replies, and a master refused unasked as
+    // another master's second name (invalid_argument, redlock_masters.cc).
+    std::size_t refused = 0;
+    std::size_t silent = 0;  // no reply at all
     std::optional<std::size_t> refusal;
     for (std::size_t i = 0; i < answers.size(); ++i) {
-      if (answers[i].error) {
+      const Answer& answer = answers[i];
+      const bool unasked = answer.error == errc::invalid_argument;
+      if (answer.error && !unasked) {
         ++silent;
-      } else if (answers[i].reply.is_error() && !transient(code_of_error(answers[i].reply.text))) {
+      } else if (unasked ||
+                 (answer.reply.is_error() && !transient(code_of_error(answer.reply.text)))) {
         ++refused;
         if (!refusal) refusal = i;
       }
     }
-    if (refused > masters_->size() - masters_->quorum()) {
+    const auto report_refusal = [&] {
       const Answer& answer = answers[*refusal];
-      return finish(Outcome::failure(code_of_error(answer.reply.text),
-                                     failure_of(*masters_, *refusal, answer)));
-    }
+      const std::error_code code = answer.error ? answer.error : code_of_error(answer.reply.text);
+      finish(Outcome::failure(code, failure_of(*masters_, *refusal, answer)));
+    };
+    const std::size_t may_fail = masters_->size() - masters_->quorum();
+    if (refused > may_fail) return report_refusal();
     const Clock::time_point now = Clock::now();
     if (now >= deadline_) {
-      if (silent > masters_->size() - masters_->quorum()) {
+      // Too few masters could grant at all: no busy lock, and the reason is told.
+      if (silent > may_fail) {
         return finish(
             Outcome::failure(make_error_code(errc::connect_failed),
                              masters_->short_of_quorum(masters_->size() - silent,
                                                        first_failure(*masters_, answers))));
       }
+      if (silent + refused > may_fail) return report_refusal();
       return finish(Outcome::failure(errc::timed_out));
     }
     std::uniform_int_distribution<std::int64_t> pause(kRetry.count() / 2, kRetry.count());

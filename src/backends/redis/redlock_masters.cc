@@ -9,6 +9,7 @@
 #include <dlock/error.h>
 
 #include "core/await_future.h"
+#include "core/random_hex.h"
 
 namespace dlock::redis_backend {
 
@@ -35,46 +36,80 @@ struct Round {
   }
 };
 
-// How long open() waits, once a quorum answered, for the other masters: enough for healthy
-// ones to answer (so that one named twice is reported there, as a mistake in the URL), little
-// for a frozen one.
-constexpr std::chrono::milliseconds kOpenGrace{250};
-
+// The run_id line of INFO's text, "" if it has none.
 std::string run_id_in(std::string_view info) {
-  const std::size_t field = info.find("run_id:");
-  if (field == std::string_view::npos) return {};
-  const std::size_t start = field + std::string_view("run_id:").size();
+  constexpr std::string_view kField = "run_id:";
+  std::size_t start = info.starts_with(kField) ? 0 : info.find("\nrun_id:");
+  if (start == std::string_view::npos) return {};
+  start += (start == 0 ? 0 : 1) + kField.size();
   return std::string(info.substr(start, info.find_first_of("\r\n", start) - start));
 }
+
+// Where a server that does not tell its run_id (an ACL without INFO, which is in @dangerous, or
+// a renamed INFO) keeps an identity of its data set: a random value written by the first dlock
+// that asks, read by the others. A path cannot name it (paths begin with '/').
+constexpr std::string_view kDataSetKey = ":dlock:server";
+constexpr std::string_view kDataSetIdScript = R"lua(
+local id = redis.call('GET', KEYS[1])
+if not id then
+  id = ARGV[1]
+  redis.call('SET', KEYS[1], id)
+end
+return id
+)lua";
 
 // One server under two names (an alias, another of its host's addresses) would count twice
 // toward the quorum: the acquisition script grants again a key that holds its own value, so
 // both names grant in one round, and a restart of that one server could let a second holder
 // in while the first still counts on it. Each connection, at each (re)connection and before
-// it carries a command, says its server's run_id (INFO server); one whose run_id another
-// master has said is refused. So a master down at open() and an alias when it comes back
-// never votes, nor does an alias slower than open(). Shared by the masters' connections and
-// used on the executor's thread only.
+// it carries a command, says who its server is: its run_id (INFO server), or where INFO is
+// refused its data set's identity (kDataSetKey). One whose identity another master has said
+// is refused, and so is one that tells neither. So a master down at open() and an alias when
+// it comes back never votes, nor does an alias slower than open(). A master's identity is
+// kept after its connection ends: cleared, an alias could connect and vote in the round its
+// server's other name had voted in just before. Shared by the masters' connections and used
+// on the executor's thread only.
 class ServerIds {
  public:
   explicit ServerIds(std::vector<std::string> addresses)
-      : addresses_(std::move(addresses)), run_ids_(addresses_.size()) {}
+      : addresses_(std::move(addresses)), identities_(addresses_.size()) {}
 
-  std::string vet(std::size_t index, std::string_view info) {
-    const std::string run_id = run_id_in(info);
-    if (run_id.empty()) return {};  // a server that does not say is not compared
-    for (std::size_t other = 0; other < run_ids_.size(); ++other) {
-      if (other == index || run_ids_[other] != run_id) continue;
-      return "Redlock masters " + addresses_[other] + " and " + addresses_[index] +
-             " are one server (run_id " + run_id + "): Redlock needs independent masters";
+  // The questions whose replies vet() reads, in this order.
+  static std::vector<Command> questions() {
+    return {{"INFO", "server"},
+            {"EVAL", std::string(kDataSetIdScript), "1", std::string(kDataSetKey),
+             detail::random_hex(16)}};
+  }
+
+  std::string vet(std::size_t index, const std::vector<Reply>& replies) {
+    const Reply& info = replies[0];
+    const Reply& data_set = replies[1];
+    std::string identity;
+    if (!info.is_error()) {
+      if (std::string run_id = run_id_in(info.text); !run_id.empty()) identity = "run_id " + run_id;
     }
-    run_ids_[index] = run_id;
+    if (identity.empty() && data_set.type == Reply::Type::string && !data_set.text.empty()) {
+      identity = std::string(kDataSetKey) + " " + data_set.text;
+    }
+    if (identity.empty()) {
+      return "cannot tell which server this Redlock master is, so cannot count its vote once "
+             "(INFO server: " +
+             (info.is_error() ? info.text : std::string("no run_id")) + "; " +
+             std::string(kDataSetKey) + ": " +
+             (data_set.is_error() ? data_set.text : std::string("no value")) + ")";
+    }
+    for (std::size_t other = 0; other < identities_.size(); ++other) {
+      if (other == index || identities_[other] != identity) continue;
+      return "Redlock masters " + addresses_[other] + " and " + addresses_[index] +
+             " are one server (" + identity + "): Redlock needs independent masters";
+    }
+    identities_[index] = identity;
     return {};
   }
 
  private:
   const std::vector<std::string> addresses_;
-  std::vector<std::string> run_ids_;  // what each master's server said last; a restart changes it
+  std::vector<std::string> identities_;  // what each master's server said last
 };
 
 }  // namespace
@@ -91,11 +126,12 @@ RedlockMasters::RedlockMasters(RedlockOptions options)
   // would otherwise queue one more command behind the ones it never answered.
   for (Endpoint endpoint : options_.masters) {
     endpoint.reply_timeout = options_.ttl;
-    connections_.push_back(
-        Connection::create(executor_->io_context(), std::move(endpoint),
-                           [ids, index = connections_.size()](std::string_view info) {
-                             return ids->vet(index, info);
-                           }));
+    connections_.push_back(Connection::create(
+        executor_->io_context(), std::move(endpoint),
+        {.ask = ServerIds::questions(),
+         .decide = [ids, index = connections_.size()](const std::vector<Reply>& replies) {
+           return ids->vet(index, replies);
+         }}));
   }
 }
 
@@ -110,19 +146,12 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
   for (const Endpoint& endpoint : masters->options_.masters) {
     connect_timeout = std::max(connect_timeout, endpoint.connect_timeout);
   }
-  // Until a little beyond the connections' own timeout, which reports the reason; once a
-  // quorum answered, kOpenGrace more for the others. Each PING answer comes after its
-  // connection's check for one server named twice (ServerIds).
-  const std::size_t quorum = masters->quorum();
-  const Answers answers = masters->broadcast_and_wait(
-      {"PING"}, connect_timeout + std::chrono::milliseconds(500), open.stop,
-      Enough{.decided =
-                 [quorum](const Answers& so_far) {
-                   return static_cast<std::size_t>(std::count_if(
-                              so_far.begin(), so_far.end(),
-                              [](const Answer& answer) { return answer.ok(); })) >= quorum;
-                 },
-             .grace = kOpenGrace});
+  // Until a little beyond the connections' own timeout, which reports the reason, or until a
+  // quorum answered and a little more. Each PING answer comes after its connection's check
+  // for one server named twice (ServerIds).
+  const Answers answers =
+      masters->broadcast_and_wait({"PING"}, connect_timeout + std::chrono::milliseconds(500),
+                                  open.stop, answered_by_quorum(*masters));
   std::size_t up = 0;
   std::string down;
   for (std::size_t i = 0; i < answers.size(); ++i) {
@@ -228,6 +257,16 @@ std::string RedlockMasters::addresses() const {
     list += (list.empty() ? "" : ", ") + endpoint.address();
   }
   return list;
+}
+
+Enough answered_by_quorum(const RedlockMasters& masters) {
+  return {.decided =
+              [quorum = masters.quorum()](const RedlockMasters::Answers& answers) {
+                return static_cast<std::size_t>(std::count_if(
+                           answers.begin(), answers.end(),
+                           [](const Answer& answer) { return answer.ok(); })) >= quorum;
+              },
+          .grace = kStragglersGrace};
 }
 
 std::string failure_of(const RedlockMasters& masters, std::size_t index, const Answer& answer) {

@@ -102,6 +102,13 @@ class RedlockMasters : public std::enable_shared_from_this<RedlockMasters> {
   detail::BackgroundWork background_;
 };
 
+// How long a broadcast that a quorum answered waits for the other masters: enough for healthy
+// ones to answer (so that what they say is heard: one named twice, the holders they know),
+// little for a frozen one.
+inline constexpr std::chrono::milliseconds kStragglersGrace{250};
+// Enough once a quorum of masters answered without an error, kStragglersGrace later.
+Enough answered_by_quorum(const RedlockMasters& masters);
+
 // What master `index` said instead of a good answer, as "redis h:p: why", for messages.
 std::string failure_of(const RedlockMasters& masters, std::size_t index, const Answer& answer);
 // The first failure among `answers` as failure_of() tells it; empty if none failed.
