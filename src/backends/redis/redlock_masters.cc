@@ -47,8 +47,10 @@ std::string run_id_in(std::string_view info) {
 
 // Where a server that does not tell its run_id (an ACL without INFO, which is in @dangerous, or
 // a renamed INFO) keeps an identity of its data set: a random value written by the first dlock
-// that asks, read by the others. A path cannot name it (paths begin with '/').
-constexpr std::string_view kDataSetKey = ":dlock:server";
+// that asks, read by the others. No lock's keys are it ("/" is no lock path, and no path holds
+// ":dlock:"), and it begins with '/' as they do, so that an ACL that lets a user at the locks'
+// keys (~/*) lets it at this one.
+constexpr std::string_view kDataSetKey = "/:dlock:server";
 constexpr std::string_view kDataSetIdScript = R"lua(
 local id = redis.call('GET', KEYS[1])
 if not id then
