@@ -58,8 +58,9 @@ namespace dlock {
 // Throws dlock::Error:
 //   invalid_argument  a malformed URL or query, or an unknown scheme (the message names it), an
 //                     unknown mode= or a table-mode ttl under 100ms (postgres://, mysql://),
-//                     fewer than three masters, one named twice, or two that answer as one
-//                     server or cannot tell which server they are (redlock://);
+//                     fewer than three masters, one named twice, two that answer as one
+//                     server, or one that cannot say which server it is: INFO denied
+//                     (redlock://);
 //   not_supported     a backend left out of this build;
 //   connect_failed, auth_failed, cancelled   zk:// as zk::Session::connect(); redis:// when
 //                     no server answers in time (or its certificate is not trusted), when it

@@ -9,7 +9,6 @@
 #include <dlock/error.h>
 
 #include "core/await_future.h"
-#include "core/random_hex.h"
 
 namespace dlock::redis_backend {
 
@@ -45,73 +44,45 @@ std::string run_id_in(std::string_view info) {
   return std::string(info.substr(start, info.find_first_of("\r\n", start) - start));
 }
 
-// Where a server that does not tell its run_id (an ACL without INFO, which is in @dangerous, or
-// a renamed INFO) keeps an identity of its data set: a random value written by the first dlock
-// that asks, read by the others. No lock's keys are it ("/" is no lock path, and no path holds
-// ":dlock:"), and it begins with '/' as they do, so that an ACL that lets a user at the locks'
-// keys (~/*) lets it at this one.
-constexpr std::string_view kDataSetKey = "/:dlock:server";
-constexpr std::string_view kDataSetIdScript = R"lua(
-local id = redis.call('GET', KEYS[1])
-if not id then
-  id = ARGV[1]
-  redis.call('SET', KEYS[1], id)
-end
-return id
-)lua";
-
 // One server under two names (an alias, another of its host's addresses) would count twice
 // toward the quorum: the acquisition script grants again a key that holds its own value, so
 // both names grant in one round, and a restart of that one server could let a second holder
 // in while the first still counts on it. Each connection, at each (re)connection and before
-// it carries a command, says who its server is: its run_id (INFO server), or where INFO is
-// refused its data set's identity (kDataSetKey). One whose identity another master has said
-// is refused, and so is one that tells neither. So a master down at open() and an alias when
-// it comes back never votes, nor does an alias slower than open(). A master's identity is
-// kept after its connection ends: cleared, an alias could connect and vote in the round its
-// server's other name had voted in just before. Shared by the masters' connections and used
-// on the executor's thread only.
+// it carries a command, says which server it reaches: its run_id (INFO server). One whose
+// run_id another master has said is refused, and so is one that cannot say (INFO denied by an
+// ACL, or renamed): counted on trust, an alias would vote twice, as a hostile test showed with
+// two holders at once. An identity kept in the data instead would not do: whoever may write a
+// lock's keys may delete it, and the alias would then pass as a new server (found by the same
+// test). So a master down at open() and an alias when it comes back never votes, nor does an
+// alias slower than open(). A master's run_id is kept after its connection ends: cleared, an
+// alias could connect and vote in the round its server's other name had voted in just
+// before. Shared by the masters' connections and used on the executor's thread only.
 class ServerIds {
  public:
   explicit ServerIds(std::vector<std::string> addresses)
-      : addresses_(std::move(addresses)), identities_(addresses_.size()) {}
-
-  // The questions whose replies vet() reads, in this order.
-  static std::vector<Command> questions() {
-    return {{"INFO", "server"},
-            {"EVAL", std::string(kDataSetIdScript), "1", std::string(kDataSetKey),
-             detail::random_hex(16)}};
-  }
+      : addresses_(std::move(addresses)), run_ids_(addresses_.size()) {}
 
   std::string vet(std::size_t index, const std::vector<Reply>& replies) {
     const Reply& info = replies[0];
-    const Reply& data_set = replies[1];
-    std::string identity;
-    if (!info.is_error()) {
-      if (std::string run_id = run_id_in(info.text); !run_id.empty()) identity = "run_id " + run_id;
-    }
-    if (identity.empty() && data_set.type == Reply::Type::string && !data_set.text.empty()) {
-      identity = std::string(kDataSetKey) + " " + data_set.text;
-    }
-    if (identity.empty()) {
+    const std::string run_id = info.is_error() ? std::string() : run_id_in(info.text);
+    if (run_id.empty()) {
       return "cannot tell which server this Redlock master is, so cannot count its vote once "
              "(INFO server: " +
-             (info.is_error() ? info.text : std::string("no run_id")) + "; " +
-             std::string(kDataSetKey) + ": " +
-             (data_set.is_error() ? data_set.text : std::string("no value")) + ")";
+             (info.is_error() ? info.text : std::string("no run_id")) +
+             "): dlock's user needs INFO on every Redlock master (ACL: +info)";
     }
-    for (std::size_t other = 0; other < identities_.size(); ++other) {
-      if (other == index || identities_[other] != identity) continue;
+    for (std::size_t other = 0; other < run_ids_.size(); ++other) {
+      if (other == index || run_ids_[other] != run_id) continue;
       return "Redlock masters " + addresses_[other] + " and " + addresses_[index] +
-             " are one server (" + identity + "): Redlock needs independent masters";
+             " are one server (run_id " + run_id + "): Redlock needs independent masters";
     }
-    identities_[index] = identity;
+    run_ids_[index] = run_id;
     return {};
   }
 
  private:
   const std::vector<std::string> addresses_;
-  std::vector<std::string> identities_;  // what each master's server said last
+  std::vector<std::string> run_ids_;  // what each master's server said last
 };
 
 }  // namespace
@@ -130,7 +101,7 @@ RedlockMasters::RedlockMasters(RedlockOptions options)
     endpoint.reply_timeout = options_.ttl;
     connections_.push_back(Connection::create(
         executor_->io_context(), std::move(endpoint),
-        {.ask = ServerIds::questions(),
+        {.ask = {{"INFO", "server"}},
          .decide = [ids, index = connections_.size()](const std::vector<Reply>& replies) {
            return ids->vet(index, replies);
          }}));
