@@ -141,15 +141,9 @@ void Connection::handshake() {
                        refused(errc::connect_failed, "SELECT " + std::to_string(endpoint_.db)));
   }
   if (!vetting_.ask.empty()) {
-    auto replies = std::make_shared<std::vector<Reply>>();
-    for (const Command& question : vetting_.ask) {
-      steps.emplace_back(question,
-                         [self = shared_from_this(), replies](std::error_code ec, Reply reply) {
-                           if (ec) return;
-                           replies->push_back(std::move(reply));
-                           if (replies->size() == self->vetting_.ask.size()) self->vet(*replies);
-                         });
-    }
+    steps.emplace_back(vetting_.ask, [self = shared_from_this()](std::error_code ec, Reply reply) {
+      if (!ec) self->vet(reply);
+    });
   }
   if (subscription_) {
     steps.emplace_back(Command{"SUBSCRIBE", subscription_->channel},
@@ -186,13 +180,11 @@ void Connection::handshake() {
   flush();
 }
 
-void Connection::vet(const std::vector<Reply>& replies) {
-  for (const Reply& reply : replies) {
-    if (reply.is_error() && code_of_error(reply.text) == errc::auth_failed) {
-      return fail(errc::auth_failed, reply.text);
-    }
+void Connection::vet(const Reply& reply) {
+  if (reply.is_error() && code_of_error(reply.text) == errc::auth_failed) {
+    return fail(errc::auth_failed, reply.text);
   }
-  if (std::string why = vetting_.decide(replies); !why.empty()) {
+  if (std::string why = vetting_.decide(reply); !why.empty()) {
     refused_until_ = std::chrono::steady_clock::now() + kRefusalHeld;
     refusal_ = why;
     fail(errc::invalid_argument, why);

@@ -17,7 +17,6 @@
 #include <optional>
 #include <string>
 #include <system_error>
-#include <vector>
 
 #include "net/stream.h"
 #include "resp.h"
@@ -53,14 +52,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Callback = std::function<void(std::error_code, Reply)>;
   using OnMessage = std::function<void(const std::string& message)>;
   // What a connection asks its server at each (re)connection, before it sends any command,
-  // and how it decides from the replies (error replies included, in the order asked) whether
-  // to use it: `decide` returns empty if it may, else why not. It runs on the io_context's
-  // thread. A refused connection fails its commands with errc::invalid_argument and that
-  // reason, and so do, without connecting, the commands of the second after. A NOAUTH reply
-  // fails the connection with errc::auth_failed, undecided. No questions: nothing is asked.
+  // and how it decides from the reply (an error reply included) whether to use it: `decide`
+  // returns empty if it may, else why not. It runs on the io_context's thread. A refused
+  // connection fails its commands with errc::invalid_argument and that reason, and so do,
+  // without connecting, the commands of the second after. A NOAUTH reply fails the connection
+  // with errc::auth_failed, undecided. No question (an empty `ask`): nothing is asked.
   struct Vetting {
-    std::vector<Command> ask;
-    std::function<std::string(const std::vector<Reply>& replies)> decide;
+    Command ask;
+    std::function<std::string(const Reply& reply)> decide;
   };
 
   static std::shared_ptr<Connection> create(asio::io_context& io, Endpoint endpoint,
@@ -102,8 +101,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // none was, and watched for.
   void await_reply();
   void watch_replies(std::chrono::steady_clock::duration after);
-  // The replies to vetting_'s questions, all of them.
-  void vet(const std::vector<Reply>& replies);
+  // The reply to vetting_'s question.
+  void vet(const Reply& reply);
   // Ends the current stream: every callback waiting gets `code` with `why`.
   void fail(std::error_code code, const std::string& why);
   // "redis HOST:PORT: why", as a failed command's reply text.

@@ -62,8 +62,8 @@ class ServerIds {
   explicit ServerIds(std::vector<std::string> addresses)
       : addresses_(std::move(addresses)), run_ids_(addresses_.size()) {}
 
-  std::string vet(std::size_t index, const std::vector<Reply>& replies) {
-    const Reply& info = replies[0];
+  // `info`: the master's reply to INFO server.
+  std::string vet(std::size_t index, const Reply& info) {
     const std::string run_id = info.is_error() ? std::string() : run_id_in(info.text);
     if (run_id.empty()) {
       return "cannot tell which server this Redlock master is, so cannot count its vote once "
@@ -99,12 +99,12 @@ RedlockMasters::RedlockMasters(RedlockOptions options)
   // would otherwise queue one more command behind the ones it never answered.
   for (Endpoint endpoint : options_.masters) {
     endpoint.reply_timeout = options_.ttl;
-    connections_.push_back(Connection::create(
-        executor_->io_context(), std::move(endpoint),
-        {.ask = {{"INFO", "server"}},
-         .decide = [ids, index = connections_.size()](const std::vector<Reply>& replies) {
-           return ids->vet(index, replies);
-         }}));
+    connections_.push_back(
+        Connection::create(executor_->io_context(), std::move(endpoint),
+                           {.ask = {"INFO", "server"},
+                            .decide = [ids, index = connections_.size()](const Reply& info) {
+                              return ids->vet(index, info);
+                            }}));
   }
 }
 
