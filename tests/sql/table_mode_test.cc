@@ -86,6 +86,25 @@ TYPED_TEST(TableModeTest, AKilledHoldersLockIsFreeAfterTheExpiryNotBefore) {
   EXPECT_LE(std::chrono::steady_clock::now() - killed_at, 2s + 500ms);
 }
 
+TYPED_TEST(TableModeTest, AKilledWaitersRowIsDeletedByTheNextWaiterToFinish) {
+  auto backend = this->open("1s");
+  Mutex holder(backend, "/table/waited");
+  holder.lock();
+  Process waiter({dlock_cli(), "--backend", this->server_.url("mode=table&ttl=1s"), "run",
+                  "/table/waited", "--", "true"});
+  ASSERT_TRUE(eventually([&] { return backend->status("/table/waited").waiters.size() == 1; }));
+  waiter.signal(SIGKILL);
+  waiter.wait();
+  // Its row stops showing once expired, and stays.
+  ASSERT_TRUE(eventually([&] { return backend->status("/table/waited").waiters.empty(); }));
+  const std::string rows_of_path =
+      "SELECT count(*) FROM dlock_table_waiters WHERE path = '/table/waited'";
+  EXPECT_EQ(this->server_.sql(rows_of_path), "1");
+  Mutex next(backend, "/table/waited");
+  EXPECT_FALSE(next.try_lock_for(500ms));
+  EXPECT_TRUE(eventually([&] { return this->server_.sql(rows_of_path) == "0"; }));
+}
+
 TYPED_TEST(TableModeTest, AnExpiredRowIsTakenOverTheOldHolderLosesAndCannotFreeIt) {
   auto old_backend = this->open("1s");
   Mutex old_holder(old_backend, "/table/over");

@@ -54,7 +54,8 @@ sql::TableStatements table_statements(const std::string& schema) {
   s.renew = "UPDATE " + locks + " SET expires_at = " + from_now("$2") +
             " WHERE owner = $1 AND expires_at > clock_timestamp() RETURNING 1";
   s.release = "DELETE FROM " + locks + " WHERE owner = $1";
-  s.remove_waiter = "DELETE FROM " + waiters + " WHERE owner = $1";
+  s.remove_waiter = "DELETE FROM " + waiters +
+                    " WHERE owner = $1 OR (path = $2 AND expires_at <= clock_timestamp())";
   s.add_waiter = "INSERT INTO " + waiters +
                  " (owner, path, data, permits, expires_at) VALUES ($1, $2, $3, $5::integer, " +
                  from_now("$4") +

@@ -40,7 +40,7 @@ class TableSteps final : public detail::PollingAttempt::Steps {
 
   void finished() noexcept override {
     if (!waiter_recorded_) return;
-    locks_->link().run(locks_->sql().remove_waiter, {waiter_owner_}, [](Result) {});
+    locks_->link().run(locks_->sql().remove_waiter, {waiter_owner_, site_->path}, [](Result) {});
   }
 
  private:
