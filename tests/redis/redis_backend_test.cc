@@ -609,14 +609,21 @@ TEST_F(RedisBackendTest, ADeadWaiterLeavesTheQueueWhenItsEntryExpires) {
 }
 
 // A holder that died wakes nobody: the script tells the waiter when the holder's key expires,
-// and the waiter comes back then, not at its next refresh (a third of a 30 s ttl).
+// and the waiter comes back then, not at its next refresh (a third of a 30 s ttl). With the
+// lock's kind left behind too, as a dlock holder leaves it, the script only queues the waiter
+// and tells it the same.
 TEST_F(RedisBackendTest, AWaiterComesBackWhenADeadHoldersKeyExpires) {
   auto backend = open("ttl=30s");
-  cli({"SET", "/dead-holder", "deadbeef-h1-x", "PX", "300"});
-  cli({"HSET", "/dead-holder:dlock:data", "deadbeef-h1-x",
-       R"({"token":1,"host":"gone","pid":1,"since":1,"label":"crashed"})"});
-  Mutex waiter(backend, "/dead-holder");
-  EXPECT_TRUE(waiter.try_lock_for(5s));
+  for (const bool kind_left : {false, true}) {
+    SCOPED_TRACE(kind_left ? "the kind left behind" : "no kind");
+    const std::string path = kind_left ? "/dead-holder-kind" : "/dead-holder";
+    cli({"SET", path, "deadbeef-h1-x", "PX", "300"});
+    cli({"HSET", path + ":dlock:data", "deadbeef-h1-x",
+         R"({"token":1,"host":"gone","pid":1,"since":1,"label":"crashed"})"});
+    if (kind_left) cli({"SET", path + ":dlock:kind", "lock", "PX", "60000"});
+    Mutex waiter(backend, path);
+    EXPECT_TRUE(waiter.try_lock_for(5s));
+  }
 }
 
 // A waiter of a dlock older than the hand-over (an id without "h") is woken, not granted: it

@@ -70,7 +70,8 @@ local function lists_exist()
   return redis.call('EXISTS', queue, waiting, shared) > 0
 end
 
--- Waiters and shared holders whose time ran out: their clients died or were cut off.
+-- Waiters and shared holders whose time ran out: their clients died or were cut off. Returns
+-- whether it may have written the lock key (the readers' mark).
 local function prune(now)
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting, '-inf', now)) do leave_queue(id) end
   local readers_left = false
@@ -80,6 +81,7 @@ local function prune(now)
     readers_left = readers_left or role_of(id) == 'r'
   end
   if readers_left then mark_readers(now) end
+  return readers_left
 end
 
 -- The head of the queue and its expiry, after removing strangers from there, where they would
@@ -147,8 +149,9 @@ end
 
 -- Makes `id` a holder until `expires` (server time, ms): the lock key for a mutex or writer, an
 -- entry among the shared holders for a reader or a semaphore holder; a fresh fencing token;
--- its record, holding since `now`; out of the queue if `queued`. Returns the token, and as text.
-local function grant(id, now, expires, record, queued)
+-- its record, holding since `now`; out of the queue if `queued`. `freed`: the caller has just
+-- deleted the lock key and the record of its holder. Returns the token, and as text.
+local function grant(id, now, expires, record, queued, freed)
   if queued then
     redis.call('ZREM', queue, id)
     redis.call('ZREM', waiting, id)
@@ -163,7 +166,7 @@ local function grant(id, now, expires, record, queued)
   if exclusive(role_of(id)) then
     -- The record of the holder before us outlives its key if that holder died (a release
     -- deletes both).
-    if records_left ~= -2 then
+    if records_left ~= -2 and not freed then
       local previous = redis.call('HGET', data, '!exclusive')
       if previous then redis.call('HDEL', data, previous) end
     end
@@ -187,7 +190,7 @@ end
 -- up to the first writer; a semaphore fills its permits. A waiter's lease runs until its queue
 -- entry would have expired, which its client counts from the request that last refreshed the
 -- entry: the grant needs no round trip of the waiter's own. `freed`: the caller has just
--- deleted the lock key.
+-- deleted the lock key and its holder's record.
 local function wake(now, freed)
   prune(now)
   if not freed and excludes_readers(redis.call('GET', lock)) then return end
@@ -211,7 +214,8 @@ local function wake(now, freed)
       end
       local channel = 'dlock:wake:' .. string.match(id, '^[^-]+')
       if string.match(id, '^[^-]+%-h') then
-        local _, token_text = grant(id, now, expires, redis.call('HGET', data, id) or '{}', true)
+        local _, token_text =
+          grant(id, now, expires, redis.call('HGET', data, id) or '{}', true, freed)
         redis.call('PUBLISH', channel, id .. ' ' .. token_text)
         gone = gone + 1
       else
@@ -232,17 +236,53 @@ constexpr std::string_view kAcquire = R"lua(
 local id, ttl, permits, record, wait, want =
   ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1', ARGV[6]
 local now = now_ms()
+local role = role_of(id)
+-- Read before anything is written: a key of another type on the path fails the script here
+-- (WRONGTYPE), not after the kind key was written without its expiry.
+local lock_value = redis.call('GET', lock)
+local current = redis.call('GET', kind)
+
+-- Queues us, or refreshes our entry if `queued` (it may be there), and returns our place. A
+-- new place is drawn like a token: below the token of any grant a release hands this entry,
+-- and above that of any grant to an entry of ours that expired before (even across a restart
+-- that lost the counter). Last in the queue, so a head read before stays the head.
+local function enter_queue(queued)
+  local place = queued and redis.call('ZSCORE', queue, id)
+  if place then
+    place = tonumber(place)
+  else
+    local place_text
+    place, place_text = next_token(now)
+    redis.call('ZADD', queue, place_text, id)
+    redis.call('HSET', data, id, record)
+  end
+  redis.call('ZADD', waiting, now + ttl, id)
+  keep(2 * ttl, true)
+  return place
+end
+
+-- Whether the key holds another program's lock, which wakes nobody: polled at short intervals.
+local function foreign(holder)
+  return excludes_readers(holder) and redis.call('HEXISTS', data, holder) == 0
+end
+
+-- Another's exclusive hold, where we could only queue. What the rest of the script reads
+-- besides (waiters that died, the queue's head, shared holders) matters to nobody until that
+-- holder's release, whose script wakes the queue, or its key's expiry, when we come again.
+if exclusive(role) and current == want and excludes_readers(lock_value) and lock_value ~= id then
+  if not wait then return {0, -1} end
+  local place = enter_queue(true)
+  if foreign(lock_value) then return {0, 50, place} end
+  local left = redis.call('PTTL', lock)
+  return {0, left > 0 and left + 1 or -1, place}
+end
+
 local listed = lists_exist()
 local head, head_expires
 if listed then
-  prune(now)
+  if prune(now) then lock_value = redis.call('GET', lock) end
   head, head_expires = queue_head()
 end
-local role = role_of(id)
--- Read before anything but prune() is written: a key of another type on the path fails the
--- script here (WRONGTYPE), not after the kind key was written without its expiry.
-local lock_value = redis.call('GET', lock)
-local current = redis.call('GET', kind)
 if current and current ~= want then
   local busy = redis.call('ZCARD', queue) + redis.call('ZCARD', shared) + (lock_value and 1 or 0)
   if busy > 0 then return redis.error_reply('DLOCKMISMATCH ' .. current) end
@@ -276,26 +316,9 @@ if not wait then
   keep(2 * ttl, listed)
   return {0, -1}
 end
-local place
-if rank then
-  place = tonumber(redis.call('ZSCORE', queue, id))
-else
-  -- Our place, drawn like a token: below the token of any grant a release hands this entry,
-  -- and above that of any grant to an entry of ours that expired before (even across a
-  -- restart that lost the counter). Last in the queue, so the head read above stays the head.
-  local place_text
-  place, place_text = next_token(now)
-  redis.call('ZADD', queue, place_text, id)
-  redis.call('HSET', data, id, record)
-end
-redis.call('ZADD', waiting, now + ttl, id)
-keep(2 * ttl, true)
--- When what blocks us could vanish without a release (a holder or a waiter ahead that died),
--- or a short poll when another program's lock (which wakes nobody) holds the key.
-local holder = lock_value
-if excludes_readers(holder) and redis.call('HEXISTS', data, holder) == 0 then
-  return {0, 50, place}
-end
+local place = enter_queue(rank ~= false)
+-- When what blocks us could vanish without a release (a holder or a waiter ahead that died).
+if foreign(lock_value) then return {0, 50, place} end
 local retry = -1
 local function sooner(ms) if ms > 0 and (retry < 0 or ms < retry) then retry = ms end end
 sooner(redis.call('PTTL', lock))
