@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <future>
 #include <memory>
@@ -23,6 +22,7 @@
 #include "eventually.h"
 #include "fault_proxy.h"
 #include "redis_server.h"
+#include "threads.h"
 
 namespace dlock::test {
 namespace {
@@ -508,15 +508,6 @@ TEST_F(RedisBackendTest, AHandOverMessageHeldUpInTheNetworkIsTakenByTheNextRefre
   EXPECT_FALSE(lease.lost().stop_requested());
   EXPECT_EQ(cli({"GET", "/late-message"}), lease.node());
   EXPECT_TRUE(backend->status("/late-message").waiters.empty());
-}
-
-int thread_count() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.starts_with("Threads:")) return std::stoi(line.substr(8));
-  }
-  return -1;
 }
 
 // Two thousand leases on one client, renewed past their ttl: one connection, no thread each.

@@ -5,7 +5,8 @@
 //   - a timed acquisition on a server that stops answering ends by its deadline (plus
 //     kAnswerGrace, 0.5 s), not after the connection's longer timeouts;
 //   - a connection reset while idle costs the next acquisition nothing;
-//   - a table-mode release whose connection was reset still reaches the server.
+//   - a table-mode release whose connection was reset still reaches the server;
+//   - a connection attempt under way ends when the backend closes.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,6 +21,7 @@
 #include "fault_proxy.h"
 #include "mode_checks.h"
 #include "sql_servers.h"
+#include "threads.h"
 
 namespace dlock::test {
 namespace {
@@ -105,6 +107,29 @@ TYPED_TEST(StalledLinkTest, AConnectionResetWhileIdleCostsTheNextAcquisitionNoth
     proxy.reset();
     Mutex second(backend, "/reset");
     EXPECT_TRUE(second.try_lock_for(5s));
+  }
+}
+
+// A connection attempt under way when the backend closes ends with it, and with it the backend's
+// thread. It kept the thread until its connect timeout: a `dlock` whose connection was cut
+// just before its command ended exited meanwhile, and the thread's TLS handshake crashed in
+// OpenSSL's exit cleanup (found by a hostile probe).
+TYPED_TEST(StalledLinkTest, AConnectionAttemptUnderWayEndsWithTheBackend) {
+  for (const std::string query : kModes) {
+    SCOPED_TRACE(query);
+    FaultProxy proxy(TypeParam::port(), FaultProxy::Framing::bytes);
+    const int threads = thread_count();
+    {
+      auto backend = this->open_through(proxy, query + "&connect_timeout=60s");
+      Mutex first(backend, "/attempt");
+      first.lock();
+      first.unlock();
+      proxy.reset();
+      proxy.blackhole();  // a new connection is accepted, and never answered
+      Mutex second(backend, "/attempt");
+      EXPECT_FALSE(second.try_lock_for(300ms));
+    }
+    EXPECT_TRUE(eventually([&] { return thread_count() == threads; }, 5s));
   }
 }
 

@@ -82,15 +82,16 @@ MyConnection::~MyConnection() {
   if (mysql_ != nullptr) mysql_close(handle(mysql_));
 }
 
-void MyConnection::open(std::shared_ptr<detail::Executor> executor, const ConnectParams& params,
-                        Clock::time_point deadline, Opened opened) {
+sql::Abandon MyConnection::open(std::shared_ptr<detail::Executor> executor,
+                                const ConnectParams& params, Clock::time_point deadline,
+                                Opened opened) {
   init_library();
   MYSQL* mysql = mysql_init(nullptr);
   if (mysql == nullptr) {
     executor->post([opened] {
       opened(nullptr, Reply::failure(make_error_code(errc::backend_failure), "out of memory"));
     });
-    return;
+    return [](std::error_code, const std::string&) {};
   }
   mysql_options(mysql, MYSQL_OPT_NONBLOCK, nullptr);
   mysql_options(mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
@@ -126,12 +127,14 @@ void MyConnection::open(std::shared_ptr<detail::Executor> executor, const Connec
     call(std::move(done), std::move(reply));
   };
   std::weak_ptr<MyConnection> weak = connection;
-  executor->post_at(deadline, [weak, finish] {
+  sql::Abandon abandon = [weak, finish](std::error_code error, const std::string& why) {
     auto late = weak.lock();
     if (!late || late->id_ != 0) return;
-    late->close(make_error_code(errc::connect_failed), "no connection within the connect timeout");
-    finish(nullptr, Reply::failure(make_error_code(errc::connect_failed),
-                                   "no connection within the connect timeout"));
+    late->close(error, why);
+    finish(nullptr, Reply::failure(error, why));
+  };
+  executor->post_at(deadline, [abandon] {
+    abandon(make_error_code(errc::connect_failed), "no connection within the connect timeout");
   });
   auto result = std::make_shared<MYSQL*>(nullptr);
   const int status =
@@ -161,6 +164,7 @@ void MyConnection::open(std::shared_ptr<detail::Executor> executor, const Connec
           finish(connection, Reply{});
         });
   });
+  return abandon;
 }
 
 void MyConnection::drive(int status, Step step, std::function<void()> finished) {

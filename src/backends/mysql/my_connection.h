@@ -18,6 +18,7 @@
 #include <system_error>
 #include <vector>
 
+#include "backends/sql/connect_attempts.h"
 #include "core/executor.h"
 
 namespace dlock::mysql_backend {
@@ -62,9 +63,10 @@ class MyConnection : public std::enable_shared_from_this<MyConnection> {
 
   // Connects; `opened` gets the connection, or null and the failure: connect_failed (no
   // server, unknown database, TLS refused, not connected by `deadline`), auth_failed,
-  // invalid_argument. Called on the executor, once, never from inside this call.
-  static void open(std::shared_ptr<detail::Executor> executor, const ConnectParams& params,
-                   Clock::time_point deadline, Opened opened);
+  // invalid_argument. Called on the executor, once, never from inside this call. Returns what
+  // abandons the attempt (on the executor).
+  static sql::Abandon open(std::shared_ptr<detail::Executor> executor, const ConnectParams& params,
+                           Clock::time_point deadline, Opened opened);
   ~MyConnection();
   MyConnection(const MyConnection&) = delete;
   MyConnection& operator=(const MyConnection&) = delete;

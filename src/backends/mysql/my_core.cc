@@ -45,23 +45,27 @@ void Backend::Impl::connect(Use use) {
     return use(nullptr, Reply::failure(make_error_code(errc::session_closed),
                                        "the MySQL backend is closed"));
   }
-  MyConnection::open(
-      executor, params_, Clock::now() + params_.connect_timeout,
-      [self = shared_from_this(), use](std::shared_ptr<MyConnection> connection, Reply reply) {
-        if (connection && self->closed_) {
-          connection->close(make_error_code(errc::session_closed), "closed");
-          return use(nullptr, Reply::failure(make_error_code(errc::session_closed),
-                                             "the MySQL backend is closed"));
-        }
-        if (connection) {
-          std::erase_if(self->connections_, [](auto& c) { return c.expired(); });
-          self->connections_.push_back(connection);
-          // Every connection beats, so that the server's wait_timeout (sql/heartbeat.h) ends
-          // only the connections of a client that is gone.
-          connection->keep_alive(self->heartbeat);
-        }
-        use(std::move(connection), std::move(reply));
-      });
+  const std::uint64_t attempt = connecting_.next_id();
+  connecting_.started(
+      attempt, MyConnection::open(
+                   executor, params_, Clock::now() + params_.connect_timeout,
+                   [self = shared_from_this(), attempt, use](
+                       std::shared_ptr<MyConnection> connection, Reply reply) {
+                     self->connecting_.ended(attempt);
+                     if (connection && self->closed_) {
+                       connection->close(make_error_code(errc::session_closed), "closed");
+                       return use(nullptr, Reply::failure(make_error_code(errc::session_closed),
+                                                          "the MySQL backend is closed"));
+                     }
+                     if (connection) {
+                       std::erase_if(self->connections_, [](auto& c) { return c.expired(); });
+                       self->connections_.push_back(connection);
+                       // Every connection beats, so that the server's wait_timeout
+                       // (sql/heartbeat.h) ends only the connections of a client that is gone.
+                       connection->keep_alive(self->heartbeat);
+                     }
+                     use(std::move(connection), std::move(reply));
+                   }));
 }
 
 void Backend::Impl::expect_back() { pool_.expect_back(); }
@@ -85,6 +89,7 @@ void Backend::Impl::close() {
     }
   }
   connections_.clear();
+  connecting_.abandon_all(make_error_code(errc::session_closed), "the MySQL backend is closed");
   control_.reset();
   pool_.close();
 }

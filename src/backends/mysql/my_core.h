@@ -12,6 +12,7 @@
 
 #include <dlock/mysql.h>
 
+#include "backends/sql/connect_attempts.h"
 #include "backends/sql/connection_pool.h"
 #include "backends/sql/row_locks.h"
 #include "backends/sql/seat.h"
@@ -42,7 +43,8 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   void forget_row(const std::shared_ptr<mysql_backend::MyConnection>& connection,
                   std::uint64_t entry, std::function<void(bool)> done);
 
-  // Closes every connection; later uses fail with session_closed.
+  // Closes every connection and abandons every attempt to make one (their callbacks get
+  // session_closed); later uses fail with session_closed.
   void close();
 
   const std::shared_ptr<detail::Executor> executor;
@@ -66,6 +68,7 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   std::shared_ptr<mysql_backend::MyConnection> control_;
   std::vector<Use> awaiting_control_;
   std::vector<std::weak_ptr<mysql_backend::MyConnection>> connections_;
+  sql::ConnectAttempts connecting_;
   sql::ConnectionPool<mysql_backend::MyConnection> pool_;
   bool closed_ = false;
 };

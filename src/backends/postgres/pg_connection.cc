@@ -149,13 +149,15 @@ struct PgConnection::Connecting : std::enable_shared_from_this<Connecting> {
   }
 };
 
-void PgConnection::open(std::shared_ptr<detail::Executor> executor, const ConnectParams& params,
-                        Clock::time_point deadline, Clock::duration heartbeat, Opened opened) {
+sql::Abandon PgConnection::open(std::shared_ptr<detail::Executor> executor,
+                                const ConnectParams& params, Clock::time_point deadline,
+                                Clock::duration heartbeat, Opened opened) {
   auto attempt = std::make_shared<Connecting>();
   attempt->executor = executor;
   attempt->heartbeat = heartbeat;
   attempt->opened = std::move(opened);
   executor->post([attempt, params, deadline] {
+    if (attempt->ended) return;  // abandoned before it began
     std::vector<const char*> keywords;
     std::vector<const char*> values;
     for (const auto& [keyword, value] : params) {
@@ -177,6 +179,10 @@ void PgConnection::open(std::shared_ptr<detail::Executor> executor, const Connec
     });
     attempt->step(PGRES_POLLING_WRITING);
   });
+  std::weak_ptr<Connecting> weak = attempt;
+  return [weak](std::error_code error, const std::string& why) {
+    if (auto self = weak.lock()) self->fail(Reply::failure(error, why));
+  };
 }
 
 PgConnection::PgConnection(std::shared_ptr<detail::Executor> executor, void* conn,

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/sql/connect_attempts.h"
 #include "core/executor.h"
 
 namespace dlock::postgres_backend {
@@ -53,9 +54,10 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
 
   // Connects; `opened` gets the connection, or null and the failure (connect_failed,
   // auth_failed, invalid_argument for parameters libpq refuses, timed_out is never given: a
-  // connection not made by `deadline` is connect_failed). Called on the executor, once.
-  static void open(std::shared_ptr<detail::Executor> executor, const ConnectParams& params,
-                   Clock::time_point deadline, Clock::duration heartbeat, Opened opened);
+  // connection not made by `deadline` is connect_failed). Called on the executor, once, never
+  // from inside this call. Returns what abandons the attempt (on the executor).
+  static sql::Abandon open(std::shared_ptr<detail::Executor> executor, const ConnectParams& params,
+                           Clock::time_point deadline, Clock::duration heartbeat, Opened opened);
   ~PgConnection();
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;

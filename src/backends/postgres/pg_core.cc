@@ -44,22 +44,26 @@ void Backend::Impl::open_connection(Clock::time_point deadline, Use use) {
     return use(nullptr,
                Reply::failure(make_error_code(errc::session_closed), "the backend was closed"));
   }
-  PgConnection::open(
-      executor, params_, std::min(deadline, Clock::now() + connect_timeout_), heartbeat,
-      [self = shared_from_this(), use = std::move(use)](std::shared_ptr<PgConnection> connection,
-                                                        Reply reply) {
-        if (connection && self->closed_) {
-          connection->close(make_error_code(errc::session_closed), "the backend was closed");
-          return use(nullptr, Reply::failure(make_error_code(errc::session_closed),
-                                             "the backend was closed"));
-        }
-        if (connection) {
-          std::erase_if(self->connections_, [](const auto& weak) { return weak.expired(); });
-          self->connections_.push_back(connection);
-          connection->query(self->sql.forget_own_rows, {}, [](Reply) {});
-        }
-        use(std::move(connection), std::move(reply));
-      });
+  const std::uint64_t attempt = connecting_.next_id();
+  connecting_.started(
+      attempt,
+      PgConnection::open(
+          executor, params_, std::min(deadline, Clock::now() + connect_timeout_), heartbeat,
+          [self = shared_from_this(), attempt, use = std::move(use)](
+              std::shared_ptr<PgConnection> connection, Reply reply) {
+            self->connecting_.ended(attempt);
+            if (connection && self->closed_) {
+              connection->close(make_error_code(errc::session_closed), "the backend was closed");
+              return use(nullptr, Reply::failure(make_error_code(errc::session_closed),
+                                                 "the backend was closed"));
+            }
+            if (connection) {
+              std::erase_if(self->connections_, [](const auto& weak) { return weak.expired(); });
+              self->connections_.push_back(connection);
+              connection->query(self->sql.forget_own_rows, {}, [](Reply) {});
+            }
+            use(std::move(connection), std::move(reply));
+          }));
 }
 
 void Backend::Impl::borrow(Clock::time_point deadline, Use use) {
@@ -111,6 +115,7 @@ void Backend::Impl::close() {
     }
   }
   connections_.clear();
+  connecting_.abandon_all(make_error_code(errc::session_closed), "the backend was closed");
   primary_.reset();
   pool_.close();
 }

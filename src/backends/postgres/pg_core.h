@@ -18,6 +18,7 @@
 
 #include <dlock/postgres.h>
 
+#include "backends/sql/connect_attempts.h"
 #include "backends/sql/connection_pool.h"
 #include "backends/sql/row_locks.h"
 #include "backends/sql/seat.h"
@@ -62,7 +63,8 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   void forget_row(const std::shared_ptr<postgres_backend::PgConnection>& connection,
                   std::uint64_t entry, std::function<void(bool)> done);
 
-  // Closes every connection; later uses fail with session_closed.
+  // Closes every connection and abandons every attempt to make one (their callbacks get
+  // session_closed); later uses fail with session_closed.
   void close();
 
   const std::shared_ptr<detail::Executor> executor;
@@ -84,6 +86,7 @@ class Backend::Impl : public std::enable_shared_from_this<Backend::Impl> {
   std::set<std::int64_t> claimed_;
   std::vector<Use> awaiting_primary_;
   std::vector<std::weak_ptr<postgres_backend::PgConnection>> connections_;
+  sql::ConnectAttempts connecting_;
   sql::ConnectionPool<postgres_backend::PgConnection> pool_;
   bool closed_ = false;
 };
