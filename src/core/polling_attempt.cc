@@ -83,12 +83,19 @@ void PollingAttempt::on_taken(Outcome outcome) {
     retried_ = true;
     return poll();
   }
-  if (outcome.error) return finish(std::move(outcome));
+  const auto now = Clock::now();
+  const bool connection_failed =
+      outcome.error == errc::connection_lost || outcome.error == errc::connect_failed;
+  if (!connection_failed) failing_since_.reset();
+  if (connection_failed && !failing_since_) failing_since_ = now;
+  const bool riding_out = connection_failed && now - *failing_since_ < backoff_.outage;
+  if (outcome.error && !riding_out) return finish(std::move(outcome));
   if (outcome.holding) return finish(std::move(outcome));
   if (stop_.stop_requested()) return finish(Outcome::failure(errc::cancelled));
   try {
-    const auto now = Clock::now();
-    if (now >= deadline_) return finish(Outcome::failure(errc::timed_out));
+    // A server still out at the deadline is what the attempt ends with, not a busy lock.
+    if (now >= deadline_)
+      return finish(riding_out ? std::move(outcome) : Outcome::failure(errc::timed_out));
     if (!waited_) {
       waited_ = true;
       steps_->waiting();

@@ -3,9 +3,9 @@
 // then again after a backoff that doubles from `first` to `longest`, until it holds, the
 // deadline passes, the stop token fires or cancel() is called. The next try is never later
 // than the deadline, a stop request is answered at once, a try whose connection broke is made
-// once more (connection_lost), and a try the server does not answer
-// ends the attempt at give_up_at() (time_left.h); what a try takes after the attempt ended is
-// released.
+// once more at once (connection_lost), tries whose connection fails go on for the backoff's
+// `outage`, and a try the server does not answer ends the attempt at give_up_at()
+// (time_left.h); what a try takes after the attempt ended is released.
 #ifndef DLOCK_SRC_CORE_POLLING_ATTEMPT_H_
 #define DLOCK_SRC_CORE_POLLING_ATTEMPT_H_
 
@@ -41,6 +41,11 @@ class PollingAttempt : public std::enable_shared_from_this<PollingAttempt> {
   struct Backoff {
     Clock::duration first;
     Clock::duration longest;
+    // How long tries whose connection failed (connection_lost, connect_failed) go on, polled
+    // like a busy lock, from the first of a run of them: a server that restarts refuses
+    // connections for a moment. After that, or at the deadline, the attempt ends with the
+    // failure. Zero: the first failure ends it (but for the one retry above).
+    Clock::duration outage;
   };
 
   // Starts the attempt; `done` is called exactly once (see Contender::acquire).
@@ -71,6 +76,9 @@ class PollingAttempt : public std::enable_shared_from_this<PollingAttempt> {
   Executor::TimerId give_up_timer_ = 0;  // while a take() is in flight
   bool waited_ = false;
   bool retried_ = false;  // once, after a try whose connection broke
+  // When the run of tries whose connection failed began; empty after a try that reached the
+  // server.
+  std::optional<Clock::time_point> failing_since_;
   Clock::duration next_wait_;
 };
 

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <memory>
 #include <sstream>
@@ -488,6 +489,29 @@ TEST_F(MysqlTest, AServerThatDoesNotAnswerIsConnectFailed) {
   server().resume();
   EXPECT_EQ(silent.code(), errc::connect_failed) << silent.what();
   EXPECT_LT(took, 3s);
+}
+
+// MySQL compares text ignoring trailing spaces: '/pad ' shared the kind, status and list of
+// '/pad' in dlock's tables, while its lock was another (a hostile probe). Refused in every mode.
+TEST_F(MysqlTest, APathEndingInASpaceIsRefused) {
+  for (const std::string query : {"", "?mode=table", "?mode=row"}) {
+    SCOPED_TRACE(query);
+    auto backend = open(query);
+    const auto code_of = [](const std::function<void()>& call) {
+      try {
+        call();
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("ends with a space"), std::string::npos) << e.what();
+        return e.code();
+      }
+      return std::error_code();
+    };
+    EXPECT_EQ(code_of([&] { Mutex(backend, "/pad ").lock(); }), errc::invalid_path);
+    EXPECT_EQ(code_of([&] { backend->status("/pad "); }), errc::invalid_path);
+    EXPECT_EQ(code_of([&] { backend->list("/pad "); }), errc::invalid_path);
+    Mutex inner_space(backend, "/pad /x");  // only the end of a path compares loosely
+    EXPECT_TRUE(inner_space.try_lock());
+  }
 }
 
 // A restart ends every connection: lost() fires, and the same backend locks again afterwards.

@@ -3,7 +3,7 @@
 // its row's expiry (not before), an expired row taken over with a greater token while the old
 // holder's lost() fires and its release leaves the new row alone, bad mode and ttl values,
 // readers refused, status and list naming holders and waiters, lost() on the lease clock while
-// the server is frozen.
+// the server is frozen, a waiter polling through a server restart.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -194,6 +194,25 @@ TEST(TableModeOnMariadb, ATakeAnsweredPastHalfItsTtlStartsAFreshLease) {
   EXPECT_FALSE(waiter.lost().stop_requested());
   EXPECT_TRUE(holder.lost().stop_requested());
   EXPECT_GT(waiter.token(), holders_token);
+  waiter.unlock();
+}
+
+// A server restart refuses connections for a moment: a waiter polls through it, as the holder
+// rides it out within its ttl. The first refusal ended the wait with connect_failed (69 from
+// `dlock run`, whatever its -w had left; a hostile probe).
+TEST(TableModeOnMariadb, AWaiterPollsThroughAServerRestart) {
+  OnMysql server;
+  Mutex holder(dlock::open(server.url("mode=table&ttl=10s")), "/table/restarted");
+  holder.lock();
+  auto waiting_backend = dlock::open(server.url("mode=table&ttl=10s"));
+  Mutex waiter(waiting_backend, "/table/restarted");
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(30s); });
+  ASSERT_TRUE(eventually(
+      [&] { return waiting_backend->status("/table/restarted").waiters.size() == 1; }, 5s));
+  MysqlServer::shared().restart();
+  holder.unlock();
+  EXPECT_TRUE(waited.get());
+  EXPECT_GT(waiter.token(), 0u);
   waiter.unlock();
 }
 

@@ -112,6 +112,12 @@ TEST(BadUrl, ATableModeTtlTooShortIsRefusedBeforeConnecting) {
   }
 }
 
+// An empty schema= was the default schema: another lock than the one meant (a hostile probe).
+TEST(BadUrl, AnEmptySchemaIsRefused) {
+  EXPECT_NE(bad_url_message("postgres://u@127.0.0.1:1/db?schema=").find("schema= needs a name"),
+            std::string::npos);
+}
+
 // A NUL cut the name short where it reached a C interface: file:///tmp/x%00y opened /tmp/x
 // (found by a review).
 TEST(BadUrl, AnEncodedNulIsRefused) {

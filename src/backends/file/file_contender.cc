@@ -157,9 +157,10 @@ std::shared_ptr<detail::PollingAttempt> start_attempt(const std::shared_ptr<cons
                                                       Clock::time_point deadline,
                                                       std::stop_token stop,
                                                       detail::Contender::Done done) {
-  return detail::PollingAttempt::start(site->executor, std::make_unique<FileSteps>(site),
-                                       {.first = kFirstPoll, .longest = kLongestPoll}, deadline,
-                                       std::move(stop), std::move(done));
+  return detail::PollingAttempt::start(
+      site->executor, std::make_unique<FileSteps>(site),
+      {.first = kFirstPoll, .longest = kLongestPoll, .outage = Clock::duration::zero()}, deadline,
+      std::move(stop), std::move(done));
 }
 
 }  // namespace

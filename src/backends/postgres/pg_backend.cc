@@ -56,6 +56,11 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     throw Error(errc::invalid_argument,
                 "schema '" + options.schema + "': at most 63 of A-Z, a-z, 0-9 and _");
   }
+  // The server refuses to create them, and dlock has no business in its own (pg_catalog).
+  if (options.schema.starts_with("pg_")) {
+    throw Error(errc::invalid_argument,
+                "schema '" + options.schema + "': names that start with pg_ are the server's");
+  }
   sql::check_heartbeat(options.heartbeat);
   postgres_backend::ConnectParams params{{"dbname", options.conninfo}};
   if (options.password) params.emplace_back("password", *options.password);

@@ -87,6 +87,8 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     bool ttl_given = false;
     for_each_query_option(url, query, [&](std::string_view key, std::string_view value) {
       if (key == "schema") {
+        // Empty, it would silently mean the default: another lock than the one meant.
+        if (value.empty()) bad_url(url, "schema= needs a name (leave it out for the default)");
         options.schema = percent_decode(url, value);
       } else if (key == "heartbeat") {
         options.heartbeat = url_duration(url, value);

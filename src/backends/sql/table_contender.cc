@@ -199,7 +199,8 @@ std::shared_ptr<detail::PollingAttempt> start_attempt(const std::shared_ptr<cons
                                                       detail::Contender::Done done) {
   return detail::PollingAttempt::start(
       site->locks->shared_link()->executor(), std::make_unique<TableSteps>(site),
-      {.first = kFirstPoll, .longest = kLongestPoll}, deadline, std::move(stop), std::move(done));
+      {.first = kFirstPoll, .longest = kLongestPoll, .outage = site->locks->terms().ttl}, deadline,
+      std::move(stop), std::move(done));
 }
 
 }  // namespace
