@@ -77,17 +77,17 @@ void PollingAttempt::on_taken(Outcome outcome) {
     if (outcome.holding) outcome.holding->release();
     return;
   }
+  const auto now = Clock::now();
+  const bool connection_failed =
+      outcome.error == errc::connection_lost || outcome.error == errc::connect_failed;
+  if (!connection_failed) failing_since_.reset();
+  if (connection_failed && !failing_since_) failing_since_ = now;
   // A connection that broke before this attempt could know (a reset while idle) gets one more
   // try, on the connection the backend makes again.
   if (outcome.error == errc::connection_lost && !retried_) {
     retried_ = true;
     return poll();
   }
-  const auto now = Clock::now();
-  const bool connection_failed =
-      outcome.error == errc::connection_lost || outcome.error == errc::connect_failed;
-  if (!connection_failed) failing_since_.reset();
-  if (connection_failed && !failing_since_) failing_since_ = now;
   const bool riding_out = connection_failed && now - *failing_since_ < backoff_.outage;
   if (outcome.error && !riding_out) return finish(std::move(outcome));
   if (outcome.holding) return finish(std::move(outcome));

@@ -1,5 +1,5 @@
 // One attempt for backends that can only try, not queue on the server: flock without
-// blocking, Redis's SET NX, the SQL table mode's INSERT. It tries at once on the executor,
+// blocking, the SQL table mode's INSERT. It tries at once on the executor,
 // then again after a backoff that doubles from `first` to `longest`, until it holds, the
 // deadline passes, the stop token fires or cancel() is called. The next try is never later
 // than the deadline, a stop request is answered at once, a try whose connection broke is made

@@ -12,6 +12,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <type_traits>
 
 #include <dlock/dlock.h>
 
@@ -87,6 +88,9 @@ TYPED_TEST(TableModeTest, AKilledHoldersLockIsFreeAfterTheExpiryNotBefore) {
 }
 
 TYPED_TEST(TableModeTest, AKilledWaitersRowIsDeletedByTheNextWaiterToFinish) {
+  if (std::is_same_v<TypeParam, OnMysql>) {
+    GTEST_SKIP() << "MySQL keeps it (table_statements.h: the DELETE would lock other waiters)";
+  }
   auto backend = this->open("1s");
   Mutex holder(backend, "/table/waited");
   holder.lock();
@@ -202,11 +206,11 @@ TEST(TableModeOnMariadb, ATakeAnsweredPastHalfItsTtlStartsAFreshLease) {
 // `dlock run`, whatever its -w had left; a hostile probe).
 TEST(TableModeOnMariadb, AWaiterPollsThroughAServerRestart) {
   OnMysql server;
-  Mutex holder(dlock::open(server.url("mode=table&ttl=10s")), "/table/restarted");
+  Mutex holder(dlock::open(server.url("mode=table&ttl=30s")), "/table/restarted");
   holder.lock();
-  auto waiting_backend = dlock::open(server.url("mode=table&ttl=10s"));
+  auto waiting_backend = dlock::open(server.url("mode=table&ttl=30s"));
   Mutex waiter(waiting_backend, "/table/restarted");
-  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(30s); });
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(60s); });
   ASSERT_TRUE(eventually(
       [&] { return waiting_backend->status("/table/restarted").waiters.size() == 1; }, 5s));
   MysqlServer::shared().restart();

@@ -66,11 +66,10 @@ sql::TableStatements table_statements() {
   // The row stays, free, with its counter.
   s.release = "UPDATE dlock_table_locks SET owner = '', expires_at = " + std::string(kLongAgo) +
               " WHERE owner = $1";
-  // Both conditions have an index, whose ranges the server merges: the DELETE reads, and locks
-  // while it runs, only rows of the owner and the path.
-  s.remove_waiter =
-      "DELETE FROM dlock_table_waiters WHERE owner = $1 OR (path = $2 AND expires_at <= "
-      "UTC_TIMESTAMP(6))";
+  // The owner's row alone, by its key: the path's expired rows too, as on PostgreSQL, would take
+  // next-key locks on the path's index (REPEATABLE READ), which a live waiter's refresh of its
+  // own expired row can deadlock with, and lose (MySQL error 1213) with its acquisition.
+  s.remove_waiter = "DELETE FROM dlock_table_waiters WHERE owner = $1";
   s.add_waiter =
       "INSERT INTO dlock_table_waiters (owner, path, permits, data, since, expires_at) VALUES "
       "($1, $2, $5, $3, UTC_TIMESTAMP(6), " +

@@ -170,6 +170,9 @@ class TableSteps final : public detail::PollingAttempt::Steps {
          std::to_string(site_->permits)},
         [this, sent = now, then = std::move(then)](Result result) mutable {
           if (result.error) {
+            // Recorded again at the next poll: a failure polled through (PollingAttempt's
+            // outage) may have left no row.
+            next_waiter_refresh_ = {};
             return then(Outcome::failure(result.error, result.message));
           }
           // A record after a break starts a new row: checked again.

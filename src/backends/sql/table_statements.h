@@ -8,8 +8,8 @@
 //                        expiry, renewed by the holder's watchdog. (MySQL keeps released rows,
 //                        expired, for their token counter.)
 //   dlock_table_waiters  one row per waiting contender, for status(); it expires too, so a
-//                        crashed waiter's row stops showing, and the path's next waiter to
-//                        finish deletes it.
+//                        crashed waiter's row stops showing (and on PostgreSQL the path's
+//                        next waiter to finish deletes it).
 // Expiry is always compared with the server's clock, in the statement that acts on it.
 #ifndef DLOCK_SRC_BACKENDS_SQL_TABLE_STATEMENTS_H_
 #define DLOCK_SRC_BACKENDS_SQL_TABLE_STATEMENTS_H_
@@ -32,8 +32,8 @@ struct TableStatements {
   // $1 owner: frees the owner's lock row (deletes it, or marks it free with its counter on
   // MySQL); another owner's row is left alone.
   std::string release;
-  // $1 owner, $2 path: deletes the owner's waiter row, and the path's expired ones: a waiter
-  // killed with SIGKILL never deletes its own.
+  // $1 owner, $2 path: deletes the owner's waiter row; on PostgreSQL the path's expired ones
+  // too, as a waiter killed with SIGKILL never deletes its own.
   std::string remove_waiter;
   // $1 owner, $2 path, $3 data, $4 ttl in ms, $5 permits: records a waiter, or moves its
   // expiry on.
