@@ -152,6 +152,27 @@ TEST_F(MysqlTest, NoRightToCreateTheTableIsPermissionDenied) {
   EXPECT_EQ(denied.code(), errc::permission_denied) << denied.what();
 }
 
+// A user allowed to use dlock's tables but not to create tables uses them in every mode once
+// a user that may has made them: CREATE TABLE IF NOT EXISTS checks the right before it looks.
+TEST_F(MysqlTest, AUserThatMayNotCreateUsesTheTablesThatExist) {
+  const std::vector<std::string> modes = {"get_lock", "table", "row"};
+  for (const std::string& mode : modes) open("?mode=" + mode);
+  // Users are the server's: one per test process, which runs this test once.
+  const std::string user = "dml_" + std::to_string(::getpid());
+  server().sql("CREATE USER " + user + "@'%' IDENTIFIED BY 'pw'; GRANT SELECT, INSERT, UPDATE, " +
+               "DELETE ON `" + database_ + "`.* TO " + user + "@'%'");
+  for (const std::string& mode : modes) {
+    SCOPED_TRACE(mode);
+    Mutex mutex(dlock::open("mysql://" + user + ":pw@127.0.0.1:" + std::to_string(server().port()) +
+                            "/" + database_ + "?mode=" + mode),
+                "/made");
+    mutex.lock();
+    EXPECT_GT(mutex.token(), 0u);
+    mutex.unlock();
+  }
+  server().sql("DROP USER " + user + "@'%'");
+}
+
 // Readers are refused; a writer is then the path's exclusive lock, shared with a Mutex.
 TEST_F(MysqlTest, ReadersAreNotSupportedAndWritersAreExclusive) {
   auto backend = open();

@@ -3,11 +3,13 @@
 // and cancellation, TLS, status and list.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <future>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <dlock/dlock.h>
 
@@ -133,7 +135,7 @@ TEST_F(PostgresTest, BadInputFailsClearly) {
   EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/no_such_db"), errc::connect_failed);
   EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/x?no_such_option=1"),
             errc::invalid_argument);
-  for (const std::string schema : {"a-b", "pg_catalog", "pg_locks"}) {
+  for (const std::string schema : {"a-b", "pg_catalog", "pg_locks", "information_schema"}) {
     EXPECT_EQ(code_of("postgres://postgres:secret@" + address + "/x?schema=" + schema),
               errc::invalid_argument)
         << schema;
@@ -147,6 +149,37 @@ TEST_F(PostgresTest, BadInputFailsClearly) {
       "SCHEMA public FROM PUBLIC");
   EXPECT_EQ(code_of("postgres://weak:weak@" + address + "/" + database_ + "?schema=weak_schema"),
             errc::permission_denied);
+}
+
+// A role allowed to use dlock's objects but not to create in their schema (PostgreSQL 15's
+// default for the public schema, to any role but its owner) uses them in every mode once a
+// role that may has made them: CREATE ... IF NOT EXISTS checks the right before it looks.
+TEST_F(PostgresTest, ARoleThatMayNotCreateUsesTheObjectsThatExist) {
+  const std::vector<std::string> modes = {"advisory", "table", "row"};
+  const std::vector<std::string> schemas = {"", "&schema=made"};
+  for (const std::string& schema : schemas) {
+    for (const std::string& mode : modes) dlock::open(url() + "?mode=" + mode + schema);
+  }
+  // Roles are the cluster's: one per test process, which runs this test once.
+  const std::string role = "dml_" + std::to_string(::getpid());
+  psql("CREATE ROLE " + role + " LOGIN PASSWORD 'pw'; GRANT USAGE ON SCHEMA made TO " + role);
+  for (const std::string schema : {"public", "made"}) {
+    psql("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema + " TO " + role +
+         "; GRANT USAGE, UPDATE ON ALL SEQUENCES IN SCHEMA " + schema + " TO " + role);
+  }
+  const std::string address = "127.0.0.1:" + std::to_string(server().port());
+  for (const std::string& schema : schemas) {
+    for (const std::string& mode : modes) {
+      SCOPED_TRACE(mode + schema);
+      Mutex mutex(dlock::open("postgres://" + role + ":pw@" + address + "/" + database_ +
+                              "?mode=" + mode + schema),
+                  "/made");
+      mutex.lock();
+      EXPECT_GT(mutex.token(), 0u);
+      mutex.unlock();
+    }
+  }
+  psql("DROP OWNED BY " + role + "; DROP ROLE " + role);
 }
 
 TEST_F(PostgresTest, PsqlHoldingTheLockMakesDlockWait) {

@@ -8,11 +8,13 @@
 #include <dlock/mysql.h>
 
 #include "backends/sql/heartbeat.h"
+#include "backends/sql/setup_step.h"
 #include "core/await_future.h"
 #include "core/holder_data.h"
 #include "core/refused_contender.h"
 #include "my_contender.h"
 #include "my_core.h"
+#include "my_ddl.h"
 #include "my_link.h"
 #include "my_mode_statements.h"
 #include "my_statements.h"
@@ -115,9 +117,13 @@ std::shared_ptr<Backend> Backend::open(Options options) {
   std::shared_ptr<Backend> backend(new Backend(impl));
   const auto deadline = Clock::now() + options.connect_timeout;
   try {
-    query_control(
-        *impl, [](const MyConnection&) { return mysql_backend::kCreateTable; }, deadline,
-        options.stop);
+    sql::run_setup({mysql_backend::create_table("dlock_contenders", mysql_backend::kCreateTable)},
+                   [&](const std::string& sql) {
+                     return sql::first_value(query_control(
+                                                 *impl, [sql](const MyConnection&) { return sql; },
+                                                 deadline, options.stop)
+                                                 .rows);
+                   });
     const Reply marker = query_control(
         *impl, [](const MyConnection&) { return mysql_backend::kHasMarkerColumn; }, deadline,
         options.stop);

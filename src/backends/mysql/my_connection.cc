@@ -127,10 +127,12 @@ sql::Abandon MyConnection::open(std::shared_ptr<detail::Executor> executor,
     call(std::move(done), std::move(reply));
   };
   std::weak_ptr<MyConnection> weak = connection;
+  // Also the end of an attempt whose connection closed before it connected (its socket failed:
+  // drive()), which nothing else reports.
   sql::Abandon abandon = [weak, finish](std::error_code error, const std::string& why) {
     auto late = weak.lock();
-    if (!late || late->id_ != 0) return;
-    late->close(error, why);
+    if (late && late->id_ != 0) return;
+    if (late) late->close(error, why);
     finish(nullptr, Reply::failure(error, why));
   };
   executor->post_at(deadline, [abandon] {
@@ -173,29 +175,32 @@ void MyConnection::drive(int status, Step step, std::function<void()> finished) 
   const std::uint64_t arm = ++arm_;
   io_->use_socket(mysql_get_socket(handle(mysql_)));
   std::weak_ptr<MyConnection> weak = shared_from_this();
-  auto resume = [weak, arm, step, finished](int ready) {
+  // A wait that ends in an error of its own (not our cancel) ends the connection: the connector
+  // would only ask to wait again, failing at once, for good. Dropped, the error left the
+  // statement without an end.
+  auto resume = [weak, arm, step, finished](int ready, std::error_code ec) {
+    if (ec == asio::error::operation_aborted) return;
     auto self = weak.lock();
     if (!self || self->arm_ != arm || self->broken_) return;
+    if (ec) {
+      return self->close(make_error_code(errc::connection_lost),
+                         "waiting on the server's socket: " + ec.message());
+    }
     ++self->arm_;
     self->io_->cancel();
     self->drive(step(ready), step, finished);
   };
   if (status & MYSQL_WAIT_READ) {
-    io_->socket.async_wait(asio::posix::stream_descriptor::wait_read, [resume](std::error_code ec) {
-      if (!ec) resume(MYSQL_WAIT_READ);
-    });
+    io_->socket.async_wait(asio::posix::stream_descriptor::wait_read,
+                           [resume](std::error_code ec) { resume(MYSQL_WAIT_READ, ec); });
   }
   if (status & MYSQL_WAIT_WRITE) {
     io_->socket.async_wait(asio::posix::stream_descriptor::wait_write,
-                           [resume](std::error_code ec) {
-                             if (!ec) resume(MYSQL_WAIT_WRITE);
-                           });
+                           [resume](std::error_code ec) { resume(MYSQL_WAIT_WRITE, ec); });
   }
   if (status & MYSQL_WAIT_TIMEOUT) {
     io_->timer.expires_after(std::chrono::milliseconds(mysql_get_timeout_value_ms(handle(mysql_))));
-    io_->timer.async_wait([resume](std::error_code ec) {
-      if (!ec) resume(MYSQL_WAIT_TIMEOUT);
-    });
+    io_->timer.async_wait([resume](std::error_code ec) { resume(MYSQL_WAIT_TIMEOUT, ec); });
   }
 }
 

@@ -1,5 +1,6 @@
 #include <string>
 
+#include "my_ddl.h"
 #include "my_mode_statements.h"
 
 namespace dlock::mysql_backend {
@@ -24,29 +25,29 @@ sql::TableStatements table_statements() {
   // A path is longer than InnoDB's longest key (3072 bytes): rows are keyed by its SHA-1. A
   // lock's row stays once made (released and expired rows are free), so that its token, a
   // counter in the row, only ever grows.
-  s.setup.push_back(
-      "CREATE TABLE IF NOT EXISTS dlock_table_locks ("
-      " name CHAR(40) CHARACTER SET ascii NOT NULL,"
-      " slot INT UNSIGNED NOT NULL,"
-      " path VARCHAR(1024) NOT NULL,"
-      " owner CHAR(32) CHARACTER SET ascii NOT NULL,"
-      " token BIGINT UNSIGNED NOT NULL,"
-      " permits INT UNSIGNED NOT NULL,"
-      " data VARCHAR(2048) NOT NULL,"
-      " since DATETIME(6) NOT NULL,"
-      " expires_at DATETIME(6) NOT NULL,"
-      " PRIMARY KEY (name, slot), KEY (owner), KEY (path(191))"
-      ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin");
-  s.setup.push_back(
-      "CREATE TABLE IF NOT EXISTS dlock_table_waiters ("
-      " owner CHAR(32) CHARACTER SET ascii NOT NULL PRIMARY KEY,"
-      " path VARCHAR(1024) NOT NULL,"
-      " permits INT UNSIGNED NOT NULL,"
-      " data VARCHAR(2048) NOT NULL,"
-      " since DATETIME(6) NOT NULL,"
-      " expires_at DATETIME(6) NOT NULL,"
-      " KEY (path(191))"
-      ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin");
+  s.setup.push_back(create_table("dlock_table_locks",
+                                 "CREATE TABLE IF NOT EXISTS dlock_table_locks ("
+                                 " name CHAR(40) CHARACTER SET ascii NOT NULL,"
+                                 " slot INT UNSIGNED NOT NULL,"
+                                 " path VARCHAR(1024) NOT NULL,"
+                                 " owner CHAR(32) CHARACTER SET ascii NOT NULL,"
+                                 " token BIGINT UNSIGNED NOT NULL,"
+                                 " permits INT UNSIGNED NOT NULL,"
+                                 " data VARCHAR(2048) NOT NULL,"
+                                 " since DATETIME(6) NOT NULL,"
+                                 " expires_at DATETIME(6) NOT NULL,"
+                                 " PRIMARY KEY (name, slot), KEY (owner), KEY (path(191))"
+                                 ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"));
+  s.setup.push_back(create_table("dlock_table_waiters",
+                                 "CREATE TABLE IF NOT EXISTS dlock_table_waiters ("
+                                 " owner CHAR(32) CHARACTER SET ascii NOT NULL PRIMARY KEY,"
+                                 " path VARCHAR(1024) NOT NULL,"
+                                 " permits INT UNSIGNED NOT NULL,"
+                                 " data VARCHAR(2048) NOT NULL,"
+                                 " since DATETIME(6) NOT NULL,"
+                                 " expires_at DATETIME(6) NOT NULL,"
+                                 " KEY (path(191))"
+                                 ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"));
   // The row is made free (expired) the first time, then taken by a conditional UPDATE if it is
   // free or expired. The UPDATE holds the row's lock while it draws the token from the row's
   // own counter (LAST_INSERT_ID(token + 1), which the client reads as the insert id), so each

@@ -8,6 +8,7 @@
 
 #include "advisory_key.h"
 #include "backends/sql/heartbeat.h"
+#include "backends/sql/setup_step.h"
 #include "core/await_future.h"
 #include "core/holder_data.h"
 #include "core/lock_path.h"
@@ -56,10 +57,12 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     throw Error(errc::invalid_argument,
                 "schema '" + options.schema + "': at most 63 of A-Z, a-z, 0-9 and _");
   }
-  // The server refuses to create them, and dlock has no business in its own (pg_catalog).
-  if (options.schema.starts_with("pg_")) {
+  // The server refuses to create them, and dlock has no business in its own (pg_catalog,
+  // information_schema, where a superuser could create dlock's objects).
+  if (options.schema.starts_with("pg_") || options.schema == "information_schema") {
     throw Error(errc::invalid_argument,
-                "schema '" + options.schema + "': names that start with pg_ are the server's");
+                "schema '" + options.schema +
+                    "': information_schema and names that start with pg_ are the server's");
   }
   sql::check_heartbeat(options.heartbeat);
   postgres_backend::ConnectParams params{{"dbname", options.conninfo}};
@@ -73,24 +76,17 @@ std::shared_ptr<Backend> Backend::open(Options options) {
                                      options.heartbeat);
   std::shared_ptr<Backend> backend(new Backend(impl));
   const auto deadline = Clock::now() + options.connect_timeout;
-  for (const std::string& statement : impl->sql.setup) {
-    try {
-      try {
-        query_primary(*impl, statement, {}, deadline, options.stop);
-      } catch (const Error& e) {
-        // "IF NOT EXISTS" races with another client creating the same object at the same
-        // moment (a unique violation in the catalog): the second time, it exists.
-        if (e.code() != errc::backend_failure) throw;
-        query_primary(*impl, statement, {}, deadline, options.stop);
-      }
-    } catch (const Error& e) {
-      backend->close();
-      // What open() promises for a server that does not answer in time, connected or not.
-      if (e.code() == errc::timed_out) {
-        throw Error(errc::connect_failed, "no answer from PostgreSQL within the connect timeout");
-      }
-      throw;
+  try {
+    sql::run_setup(impl->sql.setup, [&](const std::string& statement) {
+      return sql::first_value(query_primary(*impl, statement, {}, deadline, options.stop).rows);
+    });
+  } catch (const Error& e) {
+    backend->close();
+    // What open() promises for a server that does not answer in time, connected or not.
+    if (e.code() == errc::timed_out) {
+      throw Error(errc::connect_failed, "no answer from PostgreSQL within the connect timeout");
     }
+    throw;
   }
   try {
     if (options.mode == Mode::table) {

@@ -1,30 +1,30 @@
+#include "pg_ddl.h"
 #include "pg_mode_statements.h"
 
 namespace dlock::postgres_backend {
 
 sql::RowStatements row_statements(const std::string& schema) {
-  const std::string prefix = schema.empty() ? "" : "\"" + schema + "\".";
-  const std::string locks = prefix + "dlock_row_locks";
-  const std::string contenders = prefix + "dlock_row_contenders";
+  const std::string locks = qualified(schema, "dlock_row_locks");
+  const std::string contenders = qualified(schema, "dlock_row_contenders");
   // A contender's server process is alive while pg_stat_activity lists it.
   const std::string live = " conn IN (SELECT pid FROM pg_stat_activity)";
   sql::RowStatements s;
-  if (!schema.empty()) s.setup.push_back("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"");
-  s.setup.push_back("CREATE SEQUENCE IF NOT EXISTS " + prefix + "dlock_fence");
-  s.setup.push_back("CREATE TABLE IF NOT EXISTS " + locks + " (path text PRIMARY KEY)");
-  // Unlogged, as the advisory mode's dlock_contenders (pg_statements.cc).
-  s.setup.push_back("CREATE UNLOGGED TABLE IF NOT EXISTS " + contenders +
-                    " (conn integer PRIMARY KEY, path text NOT NULL, holds integer NOT NULL, "
-                    "token bigint, data text NOT NULL, since timestamptz NOT NULL DEFAULT "
-                    "clock_timestamp())");
-  s.setup.push_back("DELETE FROM " + contenders + " WHERE NOT" + live);
+  if (!schema.empty()) s.setup.push_back(create_schema(schema));
+  s.setup.push_back(create_sequence(schema, "dlock_fence"));
+  s.setup.push_back(create_table(schema, "dlock_row_locks", "path text PRIMARY KEY"));
+  s.setup.push_back(create_table(schema, "dlock_row_contenders",
+                                 "conn integer PRIMARY KEY, path text NOT NULL, holds integer NOT "
+                                 "NULL, token bigint, data text NOT NULL, since timestamptz NOT "
+                                 "NULL DEFAULT clock_timestamp()",
+                                 Logging::unlogged));
+  s.setup.push_back({.statement = "DELETE FROM " + contenders + " WHERE NOT" + live});
   s.ensure_row = "INSERT INTO " + locks + " (path) VALUES ($1) ON CONFLICT DO NOTHING";
   s.begin = "BEGIN";
   // lock_timeout is in ms; set_config(..., true) lasts until the transaction ends.
   s.set_wait = "SELECT set_config('lock_timeout', $1::text, true)";
   s.lock = "SELECT 1 FROM " + locks + " WHERE path = $1 FOR UPDATE";
   // Autocommit: a nextval() whose transaction never commits may be drawn again after a crash.
-  s.draw_token = "SELECT nextval('" + prefix + "dlock_fence')";
+  s.draw_token = "SELECT nextval('" + qualified(schema, "dlock_fence") + "')";
   s.end = "ROLLBACK";
   s.record = "INSERT INTO " + contenders +
              " (conn, path, holds, token, data) VALUES ($1::integer, $2, $3::integer, $4::bigint, "

@@ -1,5 +1,7 @@
 #include "pg_statements.h"
 
+#include "pg_ddl.h"
+
 namespace dlock::postgres_backend {
 
 namespace {
@@ -26,42 +28,47 @@ std::string unlock_with(const std::string& function, const std::string& table) {
 }  // namespace
 
 Statements::Statements(const std::string& schema) {
-  const std::string prefix = schema.empty() ? "" : "\"" + schema + "\".";
-  const std::string fence = prefix + "dlock_fence";
-  const std::string table = prefix + "dlock_contenders";
-  if (!schema.empty()) setup.push_back("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"");
-  setup.push_back("CREATE SEQUENCE IF NOT EXISTS " + fence);
-  // Unlogged: its rows describe live server processes, so a crash, which ends them all, loses
-  // nothing of worth, and the writes of each lock and unlock need no WAL flush at commit.
-  setup.push_back("CREATE UNLOGGED TABLE IF NOT EXISTS " + table +
-                  " (pid integer NOT NULL, entry bigint NOT NULL, key bigint NOT NULL, path text "
-                  "NOT NULL, token bigint, polling boolean NOT NULL DEFAULT false, data text NOT "
-                  "NULL, permits integer NOT NULL DEFAULT 0, since timestamptz NOT NULL DEFAULT "
-                  "clock_timestamp())");
+  const std::string fence = qualified(schema, "dlock_fence");
+  const std::string table = qualified(schema, "dlock_contenders");
+  if (!schema.empty()) setup.push_back(create_schema(schema));
+  setup.push_back(create_sequence(schema, "dlock_fence"));
+  // Unlogged: besides, the writes of each lock and unlock need no WAL flush at commit.
+  setup.push_back(create_table(schema, "dlock_contenders",
+                               "pid integer NOT NULL, entry bigint NOT NULL, key bigint NOT NULL, "
+                               "path text NOT NULL, token bigint, polling boolean NOT NULL "
+                               "DEFAULT false, data text NOT NULL, permits integer NOT NULL "
+                               "DEFAULT 0, since timestamptz NOT NULL DEFAULT clock_timestamp()",
+                               Logging::unlogged));
   // Each statement of a VOLATILE function takes a fresh snapshot (read committed): the check
   // after pg_advisory_xact_lock sees every row committed by the checks before it.
-  const std::string contend_function = prefix + "dlock_contend_v2";
+  const std::string contend_function = qualified(schema, "dlock_contend_v2");
   const std::string signature =
       contend_function + "(bigint, bigint, text, text, bigint, integer, boolean, boolean, boolean)";
+  // Looks first itself: a role that may not create functions uses the one that exists.
   setup.push_back(
-      "DO $do$ BEGIN IF to_regprocedure('" + signature + "') IS NULL THEN CREATE FUNCTION " +
-      contend_function +
-      "(k bigint, kind bigint, p text, d text, e bigint, n integer, is_shared boolean, "
-      "is_waiter boolean, is_polling boolean, OUT got_token bigint, OUT other_permits integer) "
-      "LANGUAGE plpgsql VOLATILE AS $f$ DECLARE got boolean; BEGIN PERFORM "
-      "pg_advisory_xact_lock(kind); SELECT c.permits INTO other_permits FROM " +
-      table +
-      " c WHERE c.path = p AND c.permits <> n AND c.pid IN (SELECT pid FROM pg_stat_activity) "
-      "LIMIT 1; IF other_permits IS NOT NULL THEN RETURN; END IF; IF NOT is_polling THEN IF "
-      "is_shared THEN got := pg_try_advisory_lock_shared(k); ELSE got := pg_try_advisory_lock(k); "
-      "END IF; IF got THEN got_token := nextval('" +
-      fence + "'); INSERT INTO " + table +
-      " (pid, entry, key, path, token, data, permits) VALUES (pg_backend_pid(), e, k, p, "
-      "got_token, d, n); RETURN; END IF; END IF; IF is_waiter THEN INSERT INTO " +
-      table +
-      " (pid, entry, key, path, data, permits, polling) VALUES (pg_backend_pid(), e, k, p, d, n, "
-      "is_polling); END IF; END $f$; END IF; END $do$");
-  setup.push_back("DELETE FROM " + table + " WHERE pid NOT IN (SELECT pid FROM pg_stat_activity)");
+      {.statement =
+           "DO $do$ BEGIN IF to_regprocedure('" + signature + "') IS NULL THEN CREATE FUNCTION " +
+           contend_function +
+           "(k bigint, kind bigint, p text, d text, e bigint, n integer, is_shared boolean, "
+           "is_waiter boolean, is_polling boolean, OUT got_token bigint, OUT other_permits "
+           "integer) "
+           "LANGUAGE plpgsql VOLATILE AS $f$ DECLARE got boolean; BEGIN PERFORM "
+           "pg_advisory_xact_lock(kind); SELECT c.permits INTO other_permits FROM " +
+           table +
+           " c WHERE c.path = p AND c.permits <> n AND c.pid IN (SELECT pid FROM pg_stat_activity) "
+           "LIMIT 1; IF other_permits IS NOT NULL THEN RETURN; END IF; IF NOT is_polling THEN IF "
+           "is_shared THEN got := pg_try_advisory_lock_shared(k); ELSE got := "
+           "pg_try_advisory_lock(k); "
+           "END IF; IF got THEN got_token := nextval('" +
+           fence + "'); INSERT INTO " + table +
+           " (pid, entry, key, path, token, data, permits) VALUES (pg_backend_pid(), e, k, p, "
+           "got_token, d, n); RETURN; END IF; END IF; IF is_waiter THEN INSERT INTO " +
+           table +
+           " (pid, entry, key, path, data, permits, polling) VALUES (pg_backend_pid(), e, k, p, d, "
+           "n, "
+           "is_polling); END IF; END $f$; END IF; END $do$"});
+  setup.push_back({.statement = "DELETE FROM " + table +
+                                " WHERE pid NOT IN (SELECT pid FROM pg_stat_activity)"});
   contend = "SELECT got_token, other_permits FROM " + contend_function +
             "($1::bigint, $2::bigint, $3, $4, $5::bigint, $6::integer, $7::boolean, $8::boolean, "
             "$9::boolean)";

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/sql/setup_step.h"
+
 namespace dlock::postgres_backend {
 
 struct Statements {
@@ -34,8 +36,8 @@ struct Statements {
   //   polling waiter, without a try) -> one row: the token (null if busy or a waiter),
   //   the permits of a live contender of another kind (null if none).
   std::string contend;
-  std::vector<std::string> setup;  // run in order by open(); idempotent
-  std::string forget_own_rows;     // first on every connection: rows of an earlier pid's owner
+  std::vector<sql::SetupStep> setup;  // run in order by open() (sql/setup_step.h)
+  std::string forget_own_rows;        // first on every connection: rows of an earlier pid's owner
   // $1 key, $2 entry -> the token, once the server grants the lock (waits in the lock manager);
   // the row gets the token and the time of the grant.
   std::string lock;

@@ -1,3 +1,4 @@
+#include "pg_ddl.h"
 #include "pg_mode_statements.h"
 
 namespace dlock::postgres_backend {
@@ -16,25 +17,24 @@ constexpr const char* kUnderPrefix =
 }  // namespace
 
 sql::TableStatements table_statements(const std::string& schema) {
-  const std::string prefix = schema.empty() ? "" : "\"" + schema + "\".";
-  const std::string locks = prefix + "dlock_table_locks";
-  const std::string waiters = prefix + "dlock_table_waiters";
-  const std::string fence = prefix + "dlock_fence";
+  const std::string locks = qualified(schema, "dlock_table_locks");
+  const std::string waiters = qualified(schema, "dlock_table_waiters");
+  const std::string fence = qualified(schema, "dlock_fence");
   sql::TableStatements s;
-  if (!schema.empty()) s.setup.push_back("CREATE SCHEMA IF NOT EXISTS \"" + schema + "\"");
-  s.setup.push_back("CREATE SEQUENCE IF NOT EXISTS " + fence);
-  s.setup.push_back("CREATE TABLE IF NOT EXISTS " + locks +
-                    " (path text NOT NULL, slot integer NOT NULL, owner text NOT NULL, token "
-                    "bigint NOT NULL, permits integer NOT NULL, data text NOT NULL, since "
-                    "timestamptz NOT NULL DEFAULT clock_timestamp(), expires_at timestamptz NOT "
-                    "NULL, PRIMARY KEY (path, slot))");
-  s.setup.push_back("CREATE INDEX IF NOT EXISTS dlock_table_locks_owner ON " + locks + " (owner)");
-  s.setup.push_back("CREATE TABLE IF NOT EXISTS " + waiters +
-                    " (owner text PRIMARY KEY, path text NOT NULL, permits integer NOT NULL, data "
-                    "text NOT NULL, since timestamptz NOT NULL DEFAULT clock_timestamp(), "
-                    "expires_at timestamptz NOT NULL)");
-  s.setup.push_back("CREATE INDEX IF NOT EXISTS dlock_table_waiters_path ON " + waiters +
-                    " (path)");
+  if (!schema.empty()) s.setup.push_back(create_schema(schema));
+  s.setup.push_back(create_sequence(schema, "dlock_fence"));
+  s.setup.push_back(create_table(
+      schema, "dlock_table_locks",
+      "path text NOT NULL, slot integer NOT NULL, owner text NOT NULL, token bigint NOT NULL, "
+      "permits integer NOT NULL, data text NOT NULL, since timestamptz NOT NULL DEFAULT "
+      "clock_timestamp(), expires_at timestamptz NOT NULL, PRIMARY KEY (path, slot)"));
+  s.setup.push_back(create_index(schema, "dlock_table_locks_owner", "dlock_table_locks", "owner"));
+  s.setup.push_back(create_table(
+      schema, "dlock_table_waiters",
+      "owner text PRIMARY KEY, path text NOT NULL, permits integer NOT NULL, data text NOT NULL, "
+      "since timestamptz NOT NULL DEFAULT clock_timestamp(), expires_at timestamptz NOT NULL"));
+  s.setup.push_back(
+      create_index(schema, "dlock_table_waiters_path", "dlock_table_waiters", "path"));
   // The token is drawn after a transaction-level advisory lock on (path, slot) (the two-key
   // form, apart from the advisory mode's one-key locks), held until the statement commits:
   // grants of one row happen one at a time, each drawing its token after the previous grant

@@ -10,16 +10,9 @@
 namespace dlock::sql {
 
 void ModeTables::set_up(Clock::time_point deadline) {
-  for (const std::string& statement : queries_.setup) {
-    try {
-      run_blocking(link_, statement, {}, deadline);
-    } catch (const Error& e) {
-      // "IF NOT EXISTS" races with another client creating the same object at the same moment
-      // (a duplicate in the catalog): the second time, it exists.
-      if (e.code() != errc::backend_failure) throw;
-      run_blocking(link_, statement, {}, deadline);
-    }
-  }
+  run_setup(queries_.setup, [&](const std::string& statement) {
+    return first_value(run_blocking(link_, statement, {}, deadline).rows);
+  });
 }
 
 LockStatus ModeTables::status(std::string_view path, Clock::time_point deadline) {

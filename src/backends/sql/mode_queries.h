@@ -10,6 +10,7 @@
 
 #include <dlock/backend.h>
 
+#include "setup_step.h"
 #include "sql_link.h"
 
 namespace dlock::sql {
@@ -19,7 +20,7 @@ namespace dlock::sql {
 class ModeTables {
  public:
   struct Queries {
-    std::vector<std::string> setup;  // run in order by set_up(); idempotent
+    std::vector<SetupStep> setup;  // run in order by set_up()
     std::string status;  // $1 path -> node, holds ("1"/"0"), token, holder data; holders first
     std::string list;    // $1 prefix ("/" for all) -> path, sorted
   };

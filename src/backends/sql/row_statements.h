@@ -14,10 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "setup_step.h"
+
 namespace dlock::sql {
 
 struct RowStatements {
-  std::vector<std::string> setup;  // run in order when the backend opens; idempotent
+  std::vector<SetupStep> setup;  // run in order when the backend opens (run_setup)
   // $1 path -> one row if the lock's row exists, without locking it; empty: go straight to
   // ensure_row. (InnoDB's duplicate check of an INSERT IGNORE waits for a row locked FOR
   // UPDATE, so MySQL looks first; PostgreSQL's ON CONFLICT DO NOTHING does not wait.)

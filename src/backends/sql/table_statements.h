@@ -17,10 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "setup_step.h"
+
 namespace dlock::sql {
 
 struct TableStatements {
-  std::vector<std::string> setup;  // run in order when the backend opens; idempotent
+  std::vector<SetupStep> setup;  // run in order when the backend opens (run_setup)
   // Run in order; the last one takes (path, slot) if it is free or its row expired.
   //   $1 path, $2 slot, $3 owner, $4 data, $5 ttl in ms, $6 permits
   // -> the token as the one row's one value (PostgreSQL), or as the insert id (MySQL's
