@@ -304,6 +304,15 @@ class Runner {
       lost = true;
       wakeup_.notify();
     });
+    // Lost already (a grant that reached a process stopped past its lease): the command must
+    // not start, whatever --on-lost says, which is about a command that runs.
+    if (lost) {
+      lost_reported_ = true;
+      say("lost the lock on " + printable(options_.name) +
+          " before the command started; not "
+          "running it");
+      return kLockLost;
+    }
     std::optional<ChildProcess> child;
     try {
       child = ChildProcess::spawn(

@@ -107,6 +107,27 @@ TEST_F(RedlockTest, TheLeaseIsRenewedOnEveryMasterPastItsTtl) {
   }
 }
 
+// Masters that lose the key while it is held (restarted without persistence, a pair at a
+// time, a renewal apart) get it back from the holder's renewal: left without it, the second
+// pair's loss gave another client a quorum beside the holder's.
+TEST_F(RedlockTest, AMasterThatLostTheKeyGetsItBackAtTheNextRenewal) {
+  Mutex mutex(open("ttl=300ms"), "/restored");
+  Lease lease = mutex.acquire();
+  for (std::size_t first : {0, 2}) {
+    for (std::size_t i = first; i < first + 2; ++i) masters_[i]->cli({"DEL", "/restored"});
+    EXPECT_TRUE(eventually([&] {
+      for (const std::string& value : values("/restored")) {
+        if (value != lease.node()) return false;
+      }
+      return true;
+    })) << "masters "
+        << first << " and " << first + 1;
+  }
+  EXPECT_FALSE(lease.lost().stop_requested());
+  Mutex other(open("ttl=300ms"), "/restored");
+  EXPECT_FALSE(other.try_lock());
+}
+
 TEST_F(RedlockTest, TwoMastersDownStillLockAndThreeDownFailClearly) {
   auto backend = open();
   masters_[0]->kill();

@@ -29,13 +29,19 @@ if current and current ~= ARGV[1] then return 0 end
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
 return 1)lua";
-// KEYS: lock key, record key. ARGV: value, ttl ms. 1 when the key was still ours.
+// KEYS: lock key, record key. ARGV: value, ttl ms. 1 when the key was still ours, or absent and
+// set again: a master that lost it (restarted without persistence, flushed) gets it back
+// while the lease holds, when no other client can hold a quorum. Left without it, a second
+// master's restart a while later gave another client a quorum beside the holder's.
 constexpr std::string_view kRenew = R"lua(
-if redis.call('get', KEYS[1]) == ARGV[1] then
+local current = redis.call('get', KEYS[1])
+if current == ARGV[1] then
   redis.call('pexpire', KEYS[2], ARGV[2])
   return redis.call('pexpire', KEYS[1], ARGV[2])
 end
-return 0)lua";
+if current then return 0 end
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1)lua";
 // KEYS: lock key, record key. ARGV: value. 1 when the key was ours and is gone.
 constexpr std::string_view kRelease = R"lua(
 if redis.call('get', KEYS[1]) == ARGV[1] then
