@@ -173,6 +173,24 @@ TEST_F(MysqlTest, AUserThatMayNotCreateUsesTheTablesThatExist) {
   server().sql("DROP USER " + user + "@'%'");
 }
 
+// A max_statement_time the user or the server sets does not end a wait: dlock bounds its own.
+// Before, the wait failed at 200 ms.
+TEST_F(MysqlTest, TheServersStatementTimeDoesNotEndAWait) {
+  const std::string user = "slow_" + std::to_string(::getpid());
+  server().sql("CREATE USER " + user + "@'%' IDENTIFIED BY 'pw' WITH MAX_STATEMENT_TIME 0.2; " +
+               "GRANT ALL ON `" + database_ + "`.* TO " + user + "@'%'");
+  Mutex holder(open(), "/timeouts");
+  holder.lock();
+  Mutex waiter(dlock::open("mysql://" + user + ":pw@127.0.0.1:" + std::to_string(server().port()) +
+                           "/" + database_),
+               "/timeouts");
+  EXPECT_FALSE(waiter.try_lock_for(800ms));
+  holder.unlock();
+  EXPECT_TRUE(waiter.try_lock_for(5s));
+  waiter.unlock();
+  server().sql("DROP USER " + user + "@'%'");
+}
+
 // Readers are refused; a writer is then the path's exclusive lock, shared with a Mutex.
 TEST_F(MysqlTest, ReadersAreNotSupportedAndWritersAreExclusive) {
   auto backend = open();

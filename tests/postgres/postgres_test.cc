@@ -182,6 +182,22 @@ TEST_F(PostgresTest, ARoleThatMayNotCreateUsesTheObjectsThatExist) {
   psql("DROP OWNED BY " + role + "; DROP ROLE " + role);
 }
 
+// A statement_timeout or lock_timeout the role or the database sets (here the URL's options)
+// does not end a wait: dlock bounds its own. Before, the wait failed at 200 ms.
+TEST_F(PostgresTest, TheServersStatementAndLockTimeoutsDoNotEndAWait) {
+  Mutex holder(open(), "/timeouts");
+  holder.lock();
+  for (const std::string setting : {"statement_timeout", "lock_timeout"}) {
+    SCOPED_TRACE(setting);
+    Mutex waiter(dlock::open(url() + "?options=-c%20" + setting + "%3D200"), "/timeouts");
+    EXPECT_FALSE(waiter.try_lock_for(800ms));
+    holder.unlock();
+    EXPECT_TRUE(waiter.try_lock_for(5s));
+    waiter.unlock();
+    holder.lock();
+  }
+}
+
 TEST_F(PostgresTest, PsqlHoldingTheLockMakesDlockWait) {
   auto backend = open();
   auto holder = std::async(std::launch::async, [&] {
@@ -746,7 +762,8 @@ TEST_F(PgConnectionTest, AStatementRunAgainRunsPrepared) {
       EXPECT_EQ(value("SELECT " + std::to_string(i)), std::to_string(i));
     }
   }
-  EXPECT_EQ(value(prepared), std::to_string(PgConnection::kMostStatements - 2));
+  // Among the texts remembered: the connection's own first statement (its settings).
+  EXPECT_EQ(value(prepared), std::to_string(PgConnection::kMostStatements - 3));
 }
 
 // A wait about to be cancelled stops its connection sending: a lock statement run for the

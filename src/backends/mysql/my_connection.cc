@@ -110,12 +110,18 @@ sql::Abandon MyConnection::open(std::shared_ptr<detail::Executor> executor,
   if (!params.ssl_ca.empty() && params.ssl_mode != "DISABLED") {
     mysql_options(mysql, MYSQL_OPT_SSL_CA, params.ssl_ca.c_str());
   }
-  if (params.server_idle_timeout.count() > 0) {
-    // Run by the handshake itself: no round trip of its own.
-    const std::string idle =
-        "SET SESSION wait_timeout = " + std::to_string(params.server_idle_timeout.count());
-    mysql_options(mysql, MYSQL_INIT_COMMAND, idle.c_str());
-  }
+  // Run by the handshake itself: no round trip of its own. wait_timeout: the server ends a
+  // connection silent for five heartbeats (sql/heartbeat.h), its own default without one.
+  // max_statement_time: MariaDB's bound on any statement, a GET_LOCK wait too, which a user or
+  // the server may set and which ended a lock() that had no deadline as a server error (69
+  // from dlock run); dlock bounds its waits itself. In a comment only MariaDB runs: MySQL
+  // has no such variable.
+  const std::string settings =
+      "SET SESSION wait_timeout = " +
+      (params.server_idle_timeout.count() > 0 ? std::to_string(params.server_idle_timeout.count())
+                                              : std::string("@@GLOBAL.wait_timeout")) +
+      " /*M!100108 , SESSION max_statement_time = 0 */";
+  mysql_options(mysql, MYSQL_INIT_COMMAND, settings.c_str());
 
   std::shared_ptr<MyConnection> connection(new MyConnection(executor, mysql));
   // Called once: by the connector's end or by the deadline, whichever comes first.

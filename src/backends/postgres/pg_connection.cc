@@ -339,18 +339,26 @@ void PgConnection::finish_current(Reply reply) {
 
 void PgConnection::start() {
   wait_readable();
-  if (heartbeat_.count() <= 0) return;
-  beat();
-  // The server ends the connection, freeing its locks, once it has heard nothing on it for
-  // five heartbeats (sql/heartbeat.h); the first query, so before any lock is taken.
-  // idle_session_timeout is PostgreSQL 14's; older servers only bound an open transaction.
-  const auto heartbeat = std::chrono::duration_cast<std::chrono::milliseconds>(heartbeat_);
-  const std::string idle = std::to_string(sql::server_idle_timeout(heartbeat).count());
+  // The first query, so before any lock is taken. dlock bounds its waits itself (deadlines,
+  // cancellation): a statement_timeout or lock_timeout of the role or the database ended a
+  // lock() that had none as a failure of the server's (69 from dlock run).
+  std::string settings =
+      "SELECT set_config('statement_timeout', '0', false), set_config('lock_timeout', '0', "
+      "false)";
+  std::vector<Param> params;
   const bool fourteen = PQserverVersion(pg(conn_)) >= 140000;
-  query(fourteen ? "SELECT set_config('idle_session_timeout', $1, false), "
-                   "set_config('idle_in_transaction_session_timeout', $1, false)"
-                 : "SELECT set_config('idle_in_transaction_session_timeout', $1, false)",
-        {idle}, [](Reply) {});
+  const auto heartbeat = std::chrono::duration_cast<std::chrono::milliseconds>(heartbeat_);
+  if (heartbeat.count() > 0) {
+    beat();
+    // The server ends the connection, freeing its locks, once it has heard nothing on it for
+    // five heartbeats (sql/heartbeat.h). idle_session_timeout is PostgreSQL 14's; older
+    // servers only bound an open transaction.
+    settings += ", set_config('idle_in_transaction_session_timeout', $1, false)";
+    if (fourteen) settings += ", set_config('idle_session_timeout', $1, false)";
+    params.emplace_back(std::to_string(sql::server_idle_timeout(heartbeat).count()));
+  }
+  query(settings, params, [](Reply) {});
+  if (heartbeat.count() <= 0) return;
   // A waiting query looks at the client's socket once a heartbeat, so a waiter whose process
   // died leaves the lock's queue (and status()) then, not when the lock comes to it. Also
   // PostgreSQL 14's, and refused on a platform without the kernel's help: apart, so that the
