@@ -111,7 +111,8 @@ TEST_F(RedlockTest, TheLeaseIsRenewedOnEveryMasterPastItsTtl) {
 // time, a renewal apart) get it back from the holder's renewal: left without it, the second
 // pair's loss gave another client a quorum beside the holder's.
 TEST_F(RedlockTest, AMasterThatLostTheKeyGetsItBackAtTheNextRenewal) {
-  Mutex mutex(open("ttl=300ms"), "/restored");
+  auto backend = open("ttl=300ms");
+  Mutex mutex(backend, "/restored");
   Lease lease = mutex.acquire();
   for (std::size_t first : {0, 2}) {
     for (std::size_t i = first; i < first + 2; ++i) masters_[i]->cli({"DEL", "/restored"});
@@ -124,8 +125,23 @@ TEST_F(RedlockTest, AMasterThatLostTheKeyGetsItBackAtTheNextRenewal) {
         << first << " and " << first + 1;
   }
   EXPECT_FALSE(lease.lost().stop_requested());
+  for (const auto& master : masters_) {
+    EXPECT_NE(master->cli({"GET", "/restored:dlock:holder"}), "");  // the record, for status()
+  }
+  EXPECT_EQ(backend->status("/restored").holders.size(), 1u);
   Mutex other(open("ttl=300ms"), "/restored");
   EXPECT_FALSE(other.try_lock());
+}
+
+// A renewal that finds the key gone from a quorum (all restarted, flushed, or taken and
+// released by another client while the holder was paused) raises lost(): it never sets it
+// again there, as no quorum confirmed that the lease still held.
+TEST_F(RedlockTest, AKeyGoneFromAQuorumIsLostNotSetAgain) {
+  Mutex mutex(open("ttl=300ms"), "/gone");
+  Lease lease = mutex.acquire();
+  for (std::size_t i = 0; i < 3; ++i) masters_[i]->cli({"DEL", "/gone"});
+  ASSERT_TRUE(eventually([&] { return lease.lost().stop_requested(); }, 3s));
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(masters_[i]->cli({"GET", "/gone"}), "") << i;
 }
 
 TEST_F(RedlockTest, TwoMastersDownStillLockAndThreeDownFailClearly) {

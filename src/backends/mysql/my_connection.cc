@@ -111,15 +111,15 @@ sql::Abandon MyConnection::open(std::shared_ptr<detail::Executor> executor,
     mysql_options(mysql, MYSQL_OPT_SSL_CA, params.ssl_ca.c_str());
   }
   // Run by the handshake itself: no round trip of its own. wait_timeout: the server ends a
-  // connection silent for five heartbeats (sql/heartbeat.h), its own default without one.
+  // connection silent for five heartbeats (sql/heartbeat.h), unchanged without one.
   // max_statement_time: MariaDB's bound on any statement, a GET_LOCK wait too, which a user or
   // the server may set and which ended a lock() that had no deadline as a server error (69
   // from dlock run); dlock bounds its waits itself. In a comment only MariaDB runs: MySQL
-  // has no such variable.
+  // has no such variable (its max_execution_time, of SELECTs, is left as it is: mysql.md).
   const std::string settings =
       "SET SESSION wait_timeout = " +
       (params.server_idle_timeout.count() > 0 ? std::to_string(params.server_idle_timeout.count())
-                                              : std::string("@@GLOBAL.wait_timeout")) +
+                                              : std::string("@@SESSION.wait_timeout")) +
       " /*M!100108 , SESSION max_statement_time = 0 */";
   mysql_options(mysql, MYSQL_INIT_COMMAND, settings.c_str());
 

@@ -346,7 +346,11 @@ void PgConnection::start() {
       "SELECT set_config('statement_timeout', '0', false), set_config('lock_timeout', '0', "
       "false)";
   std::vector<Param> params;
-  const bool fourteen = PQserverVersion(pg(conn_)) >= 140000;
+  const int version = PQserverVersion(pg(conn_));
+  // PostgreSQL 17's bound on a transaction also ends an advisory wait (its statement's implicit
+  // transaction) and the row mode's held transaction.
+  if (version >= 170000) settings += ", set_config('transaction_timeout', '0', false)";
+  const bool fourteen = version >= 140000;
   const auto heartbeat = std::chrono::duration_cast<std::chrono::milliseconds>(heartbeat_);
   if (heartbeat.count() > 0) {
     beat();

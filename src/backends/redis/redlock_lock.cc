@@ -1,5 +1,6 @@
 #include "redlock_lock.h"
 
+#include <mutex>
 #include <optional>
 #include <random>
 
@@ -29,10 +30,11 @@ if current and current ~= ARGV[1] then return 0 end
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
 return 1)lua";
-// KEYS: lock key, record key. ARGV: value, ttl ms. 1 when the key was still ours, or absent and
-// set again: a master that lost it (restarted without persistence, flushed) gets it back
-// while the lease holds, when no other client can hold a quorum. Left without it, a second
-// master's restart a while later gave another client a quorum beside the holder's.
+// KEYS: lock key, record key. ARGV: value, ttl ms. 1 when the key was still ours, 0 when it is
+// another's, kAbsent when it is gone. A renewal sets nothing: run late (after the release, or
+// after a pause past the ttl in which another client held and released), it would revive a
+// lock nobody holds, or hide the loss from the holder.
+constexpr std::int64_t kAbsent = 2;
 constexpr std::string_view kRenew = R"lua(
 local current = redis.call('get', KEYS[1])
 if current == ARGV[1] then
@@ -40,8 +42,7 @@ if current == ARGV[1] then
   return redis.call('pexpire', KEYS[1], ARGV[2])
 end
 if current then return 0 end
-redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1)lua";
+return 2)lua";
 // KEYS: lock key, record key. ARGV: value. 1 when the key was ours and is gone.
 constexpr std::string_view kRelease = R"lua(
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -93,21 +94,56 @@ void release_everywhere(const std::shared_ptr<RedlockMasters>& masters, const Re
                      [masters](RedlockMasters::Answers) { masters->background().ended(); });
 }
 
+// Whether a holding was released, under the lock its restores take too (restore()).
+struct ReleaseMark {
+  std::mutex mu;
+  bool released = false;
+};
+
+// What a holding's renewals need of it, shared with them.
+struct HeldKey {
+  HeldKey(RedlockKeys keys, std::string value, std::string record)
+      : keys(std::move(keys)), value(std::move(value)), record(std::move(record)) {}
+  const RedlockKeys keys;
+  const std::string value;
+  const std::string record;  // the holder data status() shows
+  ReleaseMark mark;
+};
+
+// Sets the key again, with its record, on the masters where a renewal found it gone (one
+// restarted without persistence, or flushed). Called once a quorum confirmed the renewal,
+// when no other client can hold a quorum: before, a master that came back empty stayed so
+// for the whole holding, and a second one's restart, however much later, gave another client
+// a quorum beside the holder's. The acquire script grants again a key that holds our value
+// and refuses another's. Never after the release: posted under the mark's lock, the restore
+// goes out before the release's deletes or not at all.
+void restore(const std::shared_ptr<RedlockMasters>& masters, HeldKey& held) {
+  std::lock_guard guard(held.mark.mu);
+  if (held.mark.released) return;
+  masters->broadcast(
+      eval(kAcquire, held.keys, {held.value, std::to_string(masters->ttl().count()), held.record}),
+      masters->patience(), [](RedlockMasters::Answers) {});
+}
+
 class RedlockHolding final : public detail::Holding {
  public:
   static std::shared_ptr<RedlockHolding> start(std::shared_ptr<RedlockMasters> masters,
                                                RedlockKeys keys, std::string value,
-                                               Clock::time_point grant_sent) {
-    std::shared_ptr<RedlockHolding> holding(
-        new RedlockHolding(masters, std::move(keys), std::move(value)));
-    auto renew = [masters, keys = holding->keys_,
-                  value = holding->node()](std::function<void(std::error_code)> done) {
+                                               std::string record, Clock::time_point grant_sent) {
+    std::shared_ptr<RedlockHolding> holding(new RedlockHolding(
+        masters, std::make_shared<HeldKey>(std::move(keys), std::move(value), std::move(record))));
+    auto renew = [masters, held = holding->held_](std::function<void(std::error_code)> done) {
       masters->broadcast(
-          eval(kRenew, keys, {value, std::to_string(masters->ttl().count())}), masters->patience(),
-          [masters, done = std::move(done)](RedlockMasters::Answers answers) {
-            if (count_integer(answers, 1) >= masters->quorum()) return done({});
+          eval(kRenew, held->keys, {held->value, std::to_string(masters->ttl().count())}),
+          masters->patience(),
+          [masters, held, done = std::move(done)](RedlockMasters::Answers answers) {
+            if (count_integer(answers, 1) >= masters->quorum()) {
+              if (count_integer(answers, kAbsent) > 0) restore(masters, *held);
+              return done({});
+            }
             // A majority that no longer has our value cannot be won back.
-            if (count_integer(answers, 0) > masters->size() - masters->quorum()) {
+            if (count_integer(answers, 0) + count_integer(answers, kAbsent) >
+                masters->size() - masters->quorum()) {
               return done(make_error_code(errc::not_locked));
             }
             done(make_error_code(errc::connection_lost));
@@ -126,15 +162,19 @@ class RedlockHolding final : public detail::Holding {
  protected:
   void do_release() noexcept override {
     watchdog_->stop();
-    release_everywhere(masters_, keys_, node());
+    {
+      std::lock_guard guard(held_->mark.mu);
+      held_->mark.released = true;
+    }
+    release_everywhere(masters_, held_->keys, node());
   }
 
  private:
-  RedlockHolding(std::shared_ptr<RedlockMasters> masters, RedlockKeys keys, std::string value)
-      : Holding(std::move(value), 0), masters_(std::move(masters)), keys_(std::move(keys)) {}
+  RedlockHolding(std::shared_ptr<RedlockMasters> masters, std::shared_ptr<HeldKey> held)
+      : Holding(held->value, 0), masters_(std::move(masters)), held_(std::move(held)) {}
 
   const std::shared_ptr<RedlockMasters> masters_;
-  const RedlockKeys keys_;
+  const std::shared_ptr<HeldKey> held_;
   std::shared_ptr<lease::Watchdog> watchdog_;
 };
 
@@ -211,7 +251,8 @@ class RedlockAttempt : public std::enable_shared_from_this<RedlockAttempt> {
     }
     const lease::LeaseClock clock(masters_->lease_terms());
     if (granted >= masters_->quorum() && Clock::now() < clock.valid_until(sent)) {
-      return finish(Outcome::success(RedlockHolding::start(masters_, keys_, value_, sent)));
+      return finish(
+          Outcome::success(RedlockHolding::start(masters_, keys_, value_, record_, sent)));
     }
     // Masters that granted a lost round, or answered too late to count, keep the key until it
     // expires unless told; each connection runs the release after the late acquisition.
