@@ -309,8 +309,7 @@ class Runner {
     if (lost) {
       lost_reported_ = true;
       say("lost the lock on " + printable(options_.name) +
-          " before the command started; not "
-          "running it");
+          " before the command started; not running it");
       return kLockLost;
     }
     std::optional<ChildProcess> child;

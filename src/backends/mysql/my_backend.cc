@@ -57,6 +57,13 @@ Reply query_control(Backend::Impl& core, std::function<std::string(const MyConne
   return detail::await_reply(future, deadline, stop, "MySQL");
 }
 
+// query_control for a statement that needs nothing of the connection (no quoting).
+Reply query_control(Backend::Impl& core, std::string sql, Clock::time_point deadline,
+                    std::stop_token stop = {}) {
+  return query_control(
+      core, [sql = std::move(sql)](const MyConnection&) { return sql; }, deadline, stop);
+}
+
 std::uint64_t number(const std::optional<std::string>& text) {
   std::uint64_t value = 0;
   if (text) std::from_chars(text->data(), text->data() + text->size(), value);
@@ -67,8 +74,7 @@ std::uint64_t number(const std::optional<std::string>& text) {
 // ids), and if so makes dlock_tokens unless it exists.
 bool set_up_tokens(Backend::Impl& core, Clock::time_point deadline, std::stop_token stop) {
   const auto ask = [&](std::string sql) {
-    const Reply reply = query_control(
-        core, [sql = std::move(sql)](const MyConnection&) { return sql; }, deadline, stop);
+    const Reply reply = query_control(core, std::move(sql), deadline, stop);
     return reply.rows.empty() ? std::vector<std::optional<std::string>>{} : reply.rows[0];
   };
   const auto found = ask(mysql_backend::kTokenSequence);
@@ -117,24 +123,17 @@ std::shared_ptr<Backend> Backend::open(Options options) {
   std::shared_ptr<Backend> backend(new Backend(impl));
   const auto deadline = Clock::now() + options.connect_timeout;
   try {
-    sql::run_setup({mysql_backend::create_table("dlock_contenders", mysql_backend::kCreateTable)},
-                   [&](const std::string& sql) {
-                     return sql::first_value(query_control(
-                                                 *impl, [sql](const MyConnection&) { return sql; },
-                                                 deadline, options.stop)
-                                                 .rows);
-                   });
-    const Reply marker = query_control(
-        *impl, [](const MyConnection&) { return mysql_backend::kHasMarkerColumn; }, deadline,
-        options.stop);
+    sql::run_setup(
+        {mysql_backend::create_table("dlock_contenders", mysql_backend::kCreateTable)},
+        [&](const std::string& sql) {
+          return sql::first_value(query_control(*impl, sql, deadline, options.stop).rows);
+        });
+    const Reply marker =
+        query_control(*impl, mysql_backend::kHasMarkerColumn, deadline, options.stop);
     if (number(marker.rows.empty() ? std::nullopt : marker.rows[0][0]) == 0) {
-      query_control(
-          *impl, [](const MyConnection&) { return mysql_backend::kAddMarkerColumn; }, deadline,
-          options.stop);
+      query_control(*impl, mysql_backend::kAddMarkerColumn, deadline, options.stop);
     }
-    query_control(
-        *impl, [](const MyConnection&) { return mysql_backend::kRemoveStaleRows; }, deadline,
-        options.stop);
+    query_control(*impl, mysql_backend::kRemoveStaleRows, deadline, options.stop);
     if (options.mode == Mode::get_lock) {
       impl->tokens_from_sequence = set_up_tokens(*impl, deadline, options.stop);
     }

@@ -94,12 +94,6 @@ void release_everywhere(const std::shared_ptr<RedlockMasters>& masters, const Re
                      [masters](RedlockMasters::Answers) { masters->background().ended(); });
 }
 
-// Whether a holding was released, under the lock its restores take too (restore()).
-struct ReleaseMark {
-  std::mutex mu;
-  bool released = false;
-};
-
 // What a holding's renewals need of it, shared with them.
 struct HeldKey {
   HeldKey(RedlockKeys keys, std::string value, std::string record)
@@ -107,7 +101,9 @@ struct HeldKey {
   const RedlockKeys keys;
   const std::string value;
   const std::string record;  // the holder data status() shows
-  ReleaseMark mark;
+  // Whether the holding was released, under the lock restore() takes too.
+  std::mutex release_mu;
+  bool released = false;
 };
 
 // Sets the key again, with its record, on the masters where a renewal found it gone (one
@@ -115,14 +111,15 @@ struct HeldKey {
 // when no other client can hold a quorum: before, a master that came back empty stayed so
 // for the whole holding, and a second one's restart, however much later, gave another client
 // a quorum beside the holder's. The acquire script grants again a key that holds our value
-// and refuses another's. Never after the release: posted under the mark's lock, the restore
+// and refuses another's. Never after the release: posted under release_mu, the restore
 // goes out before the release's deletes or not at all.
 void restore(const std::shared_ptr<RedlockMasters>& masters, HeldKey& held) {
-  std::lock_guard guard(held.mark.mu);
-  if (held.mark.released) return;
+  std::lock_guard guard(held.release_mu);
+  if (held.released) return;
+  masters->background().started();
   masters->broadcast(
       eval(kAcquire, held.keys, {held.value, std::to_string(masters->ttl().count()), held.record}),
-      masters->patience(), [](RedlockMasters::Answers) {});
+      masters->patience(), [masters](RedlockMasters::Answers) { masters->background().ended(); });
 }
 
 class RedlockHolding final : public detail::Holding {
@@ -163,8 +160,8 @@ class RedlockHolding final : public detail::Holding {
   void do_release() noexcept override {
     watchdog_->stop();
     {
-      std::lock_guard guard(held_->mark.mu);
-      held_->mark.released = true;
+      std::lock_guard guard(held_->release_mu);
+      held_->released = true;
     }
     release_everywhere(masters_, held_->keys, node());
   }
