@@ -42,6 +42,9 @@ struct Offers {
   // A holder whose process is paused loses the lock once its lease or session runs out; on
   // files, PostgreSQL and MySQL it holds as long as its process and connection live.
   static constexpr bool kLeaseEndsWhileHolderPaused = false;
+  // An option for the URL, for a test that pauses dlock past its session: PostgreSQL and MySQL
+  // keep a silent connection for five heartbeats, 10 s by default.
+  static constexpr const char* kShortSession = "";
 };
 
 struct FileCli : Offers {
@@ -101,6 +104,7 @@ struct RedlockCli : Offers {
 struct PgCli : Offers {
   static constexpr const char* kName = "PostgreSQL";
   static constexpr bool kLockPassesAsDlockDies = true;
+  static constexpr const char* kShortSession = "heartbeat=200ms";
   PgCli() : database(unique_database()) { PgServer::shared().create_database(database); }
   std::string url() const { return PgServer::shared().url(database); }
   std::string database;
@@ -112,6 +116,7 @@ struct MysqlCli : Offers {
   static constexpr bool kLockPassesAsDlockDies = true;
   static constexpr bool kSharesReaders = false;
   static constexpr bool kStatusShowsTokens = false;
+  static constexpr const char* kShortSession = "heartbeat=200ms";
   MysqlCli() : database(unique_database()) { MysqlServer::shared().create_database(database); }
   std::string url() const { return MysqlServer::shared().url(database); }
   std::string database;
@@ -124,7 +129,28 @@ class CliBackendsTest : public ::testing::Test {
     args.insert(args.begin(), {dlock_cli(), "--backend", backend_.url()});
     return args;
   }
+  // dlock(), with the backend's kShortSession.
+  std::vector<std::string> dlock_short_session(std::vector<std::string> args) const {
+    std::string url = backend_.url();
+    if (*Backend::kShortSession != '\0') {
+      url += (url.find('?') == std::string::npos ? "?" : "&") + std::string(Backend::kShortSession);
+    }
+    args.insert(args.begin(), {dlock_cli(), "--backend", url});
+    return args;
+  }
   Finished run_dlock(std::vector<std::string> args) const { return run(dlock(std::move(args))); }
+  // Waits (bounded) until a second process waits for `name` behind its holder.
+  void wait_until_queued(const std::string& name) const {
+    if constexpr (Backend::kShowsWaitersAndTokens) {
+      ASSERT_TRUE(eventually([&] {
+        return run_dlock({"status", name}).out.find("waits") != std::string::npos;
+      })) << "the waiter never queued";
+    } else {
+      // The holder's connection and the waiter's.
+      ASSERT_TRUE(eventually([&] { return backend_.connections() == 2; }))
+          << "the waiter never reached the servers";
+    }
+  }
   std::unique_ptr<Process> hold(const std::string& name, std::vector<std::string> options = {}) {
     return start_holder([this](std::vector<std::string> args) { return dlock(std::move(args)); },
                         name, options, files_.file("held-" + std::to_string(holders_++)));
@@ -260,15 +286,7 @@ TYPED_TEST(CliBackendsTest, SignalsIgnoredAtStartStayIgnoredWhileWaiting) {
   std::string command = "trap '' HUP; exec";
   for (const std::string& arg : waiter_args) command += " '" + arg + "'";
   Process waiter({"sh", "-c", command});
-  if constexpr (TypeParam::kShowsWaitersAndTokens) {
-    ASSERT_TRUE(eventually([&] {
-      return this->run_dlock({"status", "/ignored"}).out.find("waits") != std::string::npos;
-    })) << "the waiter never queued";
-  } else {
-    // The holder's connection and the waiter's.
-    ASSERT_TRUE(eventually([&] { return this->backend_.connections() == 2; }))
-        << "the waiter never reached the servers";
-  }
+  ASSERT_NO_FATAL_FAILURE(this->wait_until_queued("/ignored"));
   waiter.signal(SIGHUP);
   std::this_thread::sleep_for(300ms);
   EXPECT_TRUE(waiter.running()) << "an ignored SIGHUP ended the wait";
@@ -365,6 +383,36 @@ TYPED_TEST(CliBackendsTest, APausedHolderIsFencedOffAndLearnsItLost) {
     }
     EXPECT_TRUE(overtaken) << "the next holder's token is not larger: " << read_file(log);
     EXPECT_GT(highest, first);
+  }
+}
+
+// A waiter paused (SIGSTOP, as a VM freeze would) while the lock passes to it, for longer than
+// its lease or session lasts unrenewed: resumed, it runs its command only while it holds the
+// lock, which the command checks with a `dlock run -n` of the same name (busy: 1), or exits
+// 69, its session gone. On PostgreSQL and MySQL the server ended the session behind the
+// grant, and dlock reads both at once: it took the grant for one, and exited 75 with a lock
+// lost before the start, or ran the command without it. Never a lock handed over lost.
+TYPED_TEST(CliBackendsTest, AWaiterPausedAsTheLockComesRunsItsCommandOnlyHoldingIt) {
+  const std::string name = "/paused-waiter";
+  auto holder = this->hold(name);
+  const std::string checked = this->files_.file("checked");
+  std::string check;
+  for (const std::string& arg : this->dlock({"run", "-n", name, "--", "true"})) {
+    check += "'" + arg + "' ";
+  }
+  Process waiter(this->dlock_short_session(
+      {"run", "--on-lost", "ignore", name, "-c", check + "; echo $? > '" + checked + "'"}));
+  ASSERT_NO_FATAL_FAILURE(this->wait_until_queued(name));
+  waiter.signal(SIGSTOP);
+  stop_holder(holder);
+  std::this_thread::sleep_for(3s);  // past the waiter's lease or session: 1 to 2 s here
+  waiter.signal(SIGCONT);
+  const Finished f = waiter.wait(30s);
+  if (f.status == 0) {
+    EXPECT_EQ("1\n", read_file(checked)) << "the command ran without the lock";
+  } else {
+    EXPECT_EQ(69, f.status) << f.err;
+    EXPECT_FALSE(file_exists(checked)) << "the command ran after the session ended";
   }
 }
 

@@ -14,6 +14,8 @@
 
 #include <dlock/error.h>
 
+#include "backends/sql/peer_closed.h"
+
 namespace dlock::mysql_backend {
 
 namespace {
@@ -388,6 +390,10 @@ std::uint64_t MyConnection::watch(std::function<void()> lost) {
   }
   watchers_.emplace(next_watch_, std::move(lost));
   return next_watch_++;
+}
+
+bool MyConnection::ended() const noexcept {
+  return broken_ || sql::peer_has_closed(mysql_get_socket(handle(mysql_)));
 }
 
 void MyConnection::close(std::error_code error, const std::string& why) {

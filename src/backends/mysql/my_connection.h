@@ -85,6 +85,9 @@ class MyConnection : public std::enable_shared_from_this<MyConnection> {
   // The server's id of this connection (CONNECTION_ID(), what KILL takes).
   std::uint64_t id() const noexcept { return id_; }
   bool broken() const noexcept { return broken_; }
+  // Whether the connection has ended or the server has closed it, with replies maybe unread
+  // (sql::peer_has_closed).
+  bool ended() const noexcept;
 
   // From now on, ping when idle for half of `period` (none if zero); an answer later than
   // `period` breaks the connection. Later calls change nothing.

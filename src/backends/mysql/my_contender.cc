@@ -6,6 +6,7 @@
 
 #include <dlock/error.h>
 
+#include "backends/sql/peer_closed.h"
 #include "core/attempt_contender.h"
 #include "core/time_left.h"
 #include "my_holding.h"
@@ -223,13 +224,13 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   }
 
   void held(std::uint64_t row, std::uint64_t waiter_row, std::uint64_t token) {
-    finish(Outcome::success(MyHolding::make(Hold{.core = site_->core,
-                                                 .connection = connection_,
-                                                 .row = row,
-                                                 .waiter_row = waiter_row,
-                                                 .path = site_->path,
-                                                 .seat = site_->seat},
-                                            token)));
+    finish(sql::outcome_of_grant(*connection_, MyHolding::make(Hold{.core = site_->core,
+                                                                    .connection = connection_,
+                                                                    .row = row,
+                                                                    .waiter_row = waiter_row,
+                                                                    .path = site_->path,
+                                                                    .seat = site_->seat},
+                                                               token)));
   }
 
   void cancel_here() {

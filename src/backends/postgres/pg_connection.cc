@@ -10,6 +10,7 @@
 #include <dlock/error.h>
 
 #include "backends/sql/heartbeat.h"
+#include "backends/sql/peer_closed.h"
 #include "core/random_hex.h"
 
 namespace dlock::postgres_backend {
@@ -386,6 +387,10 @@ void PgConnection::beat() {
   executor_->post_at(now + heartbeat_ / 2, [weak = weak_from_this()] {
     if (auto self = weak.lock()) self->beat();
   });
+}
+
+bool PgConnection::ended() const noexcept {
+  return broken_ || sql::peer_has_closed(PQsocket(pg(conn_)));
 }
 
 void PgConnection::close(std::error_code error, const std::string& why) {

@@ -69,6 +69,9 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   // The server process serving this connection (pg_backend_pid()).
   int backend_pid() const noexcept { return backend_pid_; }
   bool broken() const noexcept { return broken_; }
+  // Whether the connection has ended or the server has closed it, with replies maybe unread
+  // (sql::peer_has_closed).
+  bool ended() const noexcept;
 
   // Calls `lost` once when the connection breaks or is closed (at once if it already is). Returns
   // an id for unwatch().

@@ -10,6 +10,7 @@
 #include <dlock/error.h>
 
 #include "advisory_key.h"
+#include "backends/sql/peer_closed.h"
 #include "core/attempt_contender.h"
 #include "core/holder_data.h"
 #include "core/lock_kind.h"
@@ -169,9 +170,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
 
   void held(Hold hold, const Reply& reply) {
     const std::uint64_t token = std::stoull(reply.rows.front().front().value_or("0"));
+    const std::shared_ptr<PgConnection> connection = hold.connection;
     auto holding = PgHolding::make(std::move(hold), token);
     if (finished_) return holding->release();  // granted after a cancel or the deadline
-    finish(Outcome::success(std::move(holding)));
+    finish(sql::outcome_of_grant(*connection, std::move(holding)));
   }
 
   void busy(std::shared_ptr<PgConnection> primary) {
