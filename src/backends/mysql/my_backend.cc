@@ -61,7 +61,7 @@ Reply query_control(Backend::Impl& core, std::function<std::string(const MyConne
 Reply query_control(Backend::Impl& core, std::string sql, Clock::time_point deadline,
                     std::stop_token stop = {}) {
   return query_control(
-      core, [sql = std::move(sql)](const MyConnection&) { return sql; }, deadline, stop);
+      core, [sql = std::move(sql)](const MyConnection&) { return sql; }, deadline, std::move(stop));
 }
 
 std::uint64_t number(const std::optional<std::string>& text) {

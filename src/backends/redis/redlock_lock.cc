@@ -116,10 +116,11 @@ struct HeldKey {
 void restore(const std::shared_ptr<RedlockMasters>& masters, HeldKey& held) {
   std::lock_guard guard(held.release_mu);
   if (held.released) return;
+  auto command =
+      eval(kAcquire, held.keys, {held.value, std::to_string(masters->ttl().count()), held.record});
   masters->background().started();
-  masters->broadcast(
-      eval(kAcquire, held.keys, {held.value, std::to_string(masters->ttl().count()), held.record}),
-      masters->patience(), [masters](RedlockMasters::Answers) { masters->background().ended(); });
+  masters->broadcast(std::move(command), masters->patience(),
+                     [masters](RedlockMasters::Answers) { masters->background().ended(); });
 }
 
 class RedlockHolding final : public detail::Holding {

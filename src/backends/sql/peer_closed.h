@@ -13,8 +13,8 @@
 namespace dlock::sql {
 
 // Whether the server behind the stream socket `fd` has closed its side, even with bytes of
-// its still unread before the end (poll's POLLRDHUP; reading would consume them). Does not
-// block; false if poll fails.
+// its still unread before the end (poll's POLLRDHUP; reading would consume them), or `fd` is
+// no socket. Does not block; false if poll fails.
 bool peer_has_closed(int fd) noexcept;
 
 // What an attempt granted `holding` on `connection` ends with: the holding, or, if the
@@ -28,7 +28,8 @@ detail::Outcome outcome_of_grant(Connection& connection, std::shared_ptr<detail:
   static constexpr const char* kWhy =
       "the server ended the connection the lock was granted on (this process was paused past "
       "the server's idle timeout, or the server is shutting down)";
-  connection.close(make_error_code(errc::connection_lost), kWhy);
+  // Not kWhy: the close fails what else the connection carried, other locks' work among it.
+  connection.close(make_error_code(errc::connection_lost), "the server ended the connection");
   holding->release();
   return detail::Outcome::failure(errc::connection_lost, kWhy);
 }
