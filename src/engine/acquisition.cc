@@ -486,8 +486,11 @@ void Acquisition::on_watched_gone(unsigned round, const std::string& entry) {
   // Hand-off without a round trip: no entry can appear below ours, and of those we saw fewer
   // than `permits` can still be there (if we saw them all). Only over the connection that
   // listed them: after a reconnection, SetWatches replays what happened meanwhile in path
-  // order, and the news that someone deleted our own entry may come after this.
-  if (lower_complete_ && lower_.size() < site_.permits && store_.connections() == listed_on_) {
+  // order, and the news that someone deleted our own entry may come after this. And only in
+  // a session surely alive: news read after a pause (SIGSTOP, a frozen VM) may have waited
+  // while the session expired, and the listing's round trip finds out.
+  if (lower_complete_ && lower_.size() < site_.permits && store_.connections() == listed_on_ &&
+      store_.session_fresh()) {
     return succeed(lock);
   }
   // Others we saw below us may still be there, or long gone: in a busy queue most are. One

@@ -145,6 +145,30 @@ class CliBackendsTest : public ::testing::Test {
     return args;
   }
   Finished run_dlock(std::vector<std::string> args) const { return run(dlock(std::move(args))); }
+  // Holds `name` (with `options`), queues a waiter (kShortSession) whose command checks that
+  // the lock is busy (a `dlock run -n` of its own, whose status it writes to `checked`),
+  // pauses the waiter, releases the hold, resumes the waiter past its lease or session, and
+  // returns how the waiter ended.
+  Finished pause_waiter_across_hand_over(const std::string& name,
+                                         const std::vector<std::string>& options,
+                                         const std::string& checked) {
+    auto holder = hold(name, options);
+    std::vector<std::string> check_args = {"run", "-n"};
+    check_args.insert(check_args.end(), options.begin(), options.end());
+    check_args.insert(check_args.end(), {name, "--", "true"});
+    std::string check;
+    for (const std::string& arg : dlock(check_args)) check += "'" + arg + "' ";
+    std::vector<std::string> args = {"run", "--on-lost", "ignore"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {name, "-c", check + "; echo $? > '" + checked + "'"});
+    Process waiter(dlock_short_session(args));
+    wait_until_queued(name);
+    waiter.signal(SIGSTOP);
+    stop_holder(holder);
+    std::this_thread::sleep_for(3s);  // past the waiter's lease or session: 1 to 2 s here
+    waiter.signal(SIGCONT);
+    return waiter.wait(30s);
+  }
   // Waits (bounded) until a second process waits for `name` behind its holder.
   void wait_until_queued(const std::string& name) const {
     if constexpr (Backend::kShowsWaitersAndTokens) {
@@ -399,24 +423,27 @@ TYPED_TEST(CliBackendsTest, APausedHolderIsFencedOffAndLearnsItLost) {
 // session behind the grant, and dlock reads both at once: it took the grant for one, and
 // exited 75 with a lock lost before the start, or ran the command without it.
 TYPED_TEST(CliBackendsTest, AWaiterPausedAsTheLockComesRunsItsCommandOnlyHoldingIt) {
-  const std::string name = "/paused-waiter";
-  auto holder = this->hold(name);
   const std::string checked = this->files_.file("checked");
-  std::string check;
-  for (const std::string& arg : this->dlock({"run", "-n", name, "--", "true"})) {
-    check += "'" + arg + "' ";
-  }
-  Process waiter(this->dlock_short_session(
-      {"run", "--on-lost", "ignore", name, "-c", check + "; echo $? > '" + checked + "'"}));
-  ASSERT_NO_FATAL_FAILURE(this->wait_until_queued(name));
-  waiter.signal(SIGSTOP);
-  stop_holder(holder);
-  std::this_thread::sleep_for(3s);  // past the waiter's lease or session: 1 to 2 s here
-  waiter.signal(SIGCONT);
-  const Finished f = waiter.wait(30s);
+  const Finished f = this->pause_waiter_across_hand_over("/paused-waiter", {}, checked);
   if constexpr (TypeParam::kPausedWaiterHolds) {
     EXPECT_EQ(0, f.status) << f.err;
     EXPECT_EQ("1\n", read_file(checked)) << "the command ran without the lock";
+  } else {
+    EXPECT_EQ(69, f.status) << f.err;
+    EXPECT_FALSE(file_exists(checked)) << "the command ran after the session ended";
+  }
+}
+
+// The same with a semaphore, whose waiters may take a permit on the news that a holder left,
+// without asking the server (ZooKeeper): the news read after the pause must not count.
+TYPED_TEST(CliBackendsTest, ASemaphoreWaiterPausedAsAPermitComesRunsItsCommandOnlyHoldingIt) {
+  if (!TypeParam::kHasSemaphores) GTEST_SKIP() << "no semaphores";
+  const std::string name = "/paused-permit";
+  auto staying = this->hold(name, {"--max", "2"});
+  const std::string checked = this->files_.file("checked");
+  const Finished f = this->pause_waiter_across_hand_over(name, {"--max", "2"}, checked);
+  if (f.status == 0) {
+    EXPECT_EQ("1\n", read_file(checked)) << "the command ran without a permit";
   } else {
     EXPECT_EQ(69, f.status) << f.err;
     EXPECT_FALSE(file_exists(checked)) << "the command ran after the session ended";

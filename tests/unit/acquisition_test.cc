@@ -297,6 +297,22 @@ TEST_F(AcquisitionTest, AfterAReconnectionAHandOffListsFirst) {
   EXPECT_EQ(queue_->lists, lists + 1);
 }
 
+// News read after a pause (the process stopped past its session's lease) may have waited in
+// the socket while the session expired: the waiter lists before it takes the lock, and the
+// listing's round trip finds the session dead, rather than holding on an expired session.
+TEST_F(AcquisitionTest, AHandOffReadOnAStaleSessionListsFirst) {
+  auto a = contend(Role::exclusive);
+  auto b = contend(Role::exclusive);
+  queue_->deliver();
+  ASSERT_TRUE(a.holds());
+  const int lists = queue_->lists;
+  queue_->stale_session = true;
+  a.release();
+  queue_->deliver();
+  EXPECT_TRUE(b.holds());
+  EXPECT_EQ(queue_->lists, lists + 1);
+}
+
 // The store keeps what waits for its connection until it connects, which in an outage may be
 // never: an attempt that ended meanwhile must not stay with it, or a try-lock retried in a
 // loop piles up attempts.

@@ -49,6 +49,8 @@ struct FakeQueue {
   // callbacks waiting for the next.
   std::uint64_t connections = 1;
   bool disconnected = false;
+  // QueueStore::session_fresh's answer is false: the server last answered long ago.
+  bool stale_session = false;
   std::vector<QueueStore::Done> connection_waiters;
   // The next permits check finds contenders and no record.
   bool unrecorded_next_check = false;
@@ -175,6 +177,7 @@ class FakeStore : public QueueStore {
   void report(Severity, std::string text) const override { queue_->log.push_back(text); }
   bool connected() const override { return !queue_->disconnected; }
   std::uint64_t connections() const override { return queue_->connections; }
+  bool session_fresh() const override { return !queue_->stale_session; }
   void when_connected(Done fn) override {
     if (!queue_->disconnected) return fn(std::nullopt);
     queue_->connection_waiters.push_back(std::move(fn));

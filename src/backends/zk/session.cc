@@ -19,16 +19,12 @@
 #include "core/lock_path.h"
 #include "engine/rules.h"
 #include "options_check.h"
+#include "session_lease.h"
 #include "zk/client.h"
 
 namespace dlock::zk {
 
 namespace {
-
-// Locks are declared lost at this fraction of the session timeout after the last word the
-// server may have had from us: before the server can have expired the session, with a margin
-// for clock drift between the two.
-constexpr double kLossFraction = 0.9;
 
 // Waits for a result delivered on another thread, until a deadline.
 template <class T>
@@ -165,8 +161,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
         const auto last_heard = std::min<Clock::time_point>(
             client_->last_confirmed(),
             Clock::now() - std::chrono::duration_cast<Clock::duration>(timeout * 2 / 3));
-        const auto lost_at =
-            last_heard + std::chrono::duration_cast<Clock::duration>(timeout * kLossFraction);
+        const auto lost_at = zk_backend::lease_end(last_heard, timeout);
         std::weak_ptr<Impl> weak = weak_from_this();
         if (loss_timer_) executor_->cancel(*loss_timer_);
         loss_timer_ = executor_->post_at(lost_at, [weak, generation] {
@@ -441,7 +436,7 @@ std::chrono::milliseconds Session::negotiated_timeout() const noexcept {
 
 std::optional<std::chrono::milliseconds> Session::loss_notice() const noexcept {
   return std::chrono::duration_cast<std::chrono::milliseconds>(negotiated_timeout() *
-                                                               (1 - kLossFraction));
+                                                               (1 - zk_backend::kLossFraction));
 }
 
 std::uint64_t Session::add_state_listener(std::function<void(SessionState)> listener) {

@@ -9,6 +9,7 @@
 #include "engine/rules.h"
 #include "node_name.h"
 #include "node_watch.h"
+#include "session_lease.h"
 #include "zk_holding.h"
 
 namespace dlock::zk_backend {
@@ -32,6 +33,10 @@ ZkQueueStore::ZkQueueStore(std::shared_ptr<zk::Client> client, Site site)
 void ZkQueueStore::report(engine::Severity severity, std::string text) const {
   client_->report(severity == engine::Severity::warn ? zk::LogLevel::warn : zk::LogLevel::info,
                   std::move(text));
+}
+
+bool ZkQueueStore::session_fresh() const {
+  return Clock::now() < lease_end(client_->last_confirmed(), client_->negotiated_timeout());
 }
 
 void ZkQueueStore::when_connected(Done fn) {

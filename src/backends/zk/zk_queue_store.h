@@ -37,6 +37,7 @@ class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_t
 
   bool connected() const override { return client_->connected(); }
   std::uint64_t connections() const override { return client_->connections(); }
+  bool session_fresh() const override;
   void when_connected(Done fn) override;
   ObserverId on_session_lost(std::function<void(engine::Failure)> fn) override;
   void forget(ObserverId id) override { client_->remove_observer(id); }
