@@ -334,6 +334,14 @@ void Acquisition::on_listed(unsigned round, std::optional<Failure> failed, Listi
     lock.unlock();
     return list(round);
   }
+  // A listing answered before a pause (SIGSTOP, a frozen VM) and read after it may have
+  // waited while the session expired. Replies come in order, so a listing sent after the
+  // pause finds the session fresh, or fails with it; one answered slower than the session's
+  // lease asks again until the deadline, its grant being past its lease at birth.
+  if (decision.held && !store_.session_fresh()) {
+    lock.unlock();
+    return list(round);
+  }
   if (decision.held) return succeed(lock);
   if (try_once_) {
     lock.unlock();
@@ -488,7 +496,7 @@ void Acquisition::on_watched_gone(unsigned round, const std::string& entry) {
   // listed them: after a reconnection, SetWatches replays what happened meanwhile in path
   // order, and the news that someone deleted our own entry may come after this. And only in
   // a session surely alive: news read after a pause (SIGSTOP, a frozen VM) may have waited
-  // while the session expired, and the listing's round trip finds out.
+  // while the session expired; a listing sent now finds out.
   if (lower_complete_ && lower_.size() < site_.permits && store_.connections() == listed_on_ &&
       store_.session_fresh()) {
     return succeed(lock);

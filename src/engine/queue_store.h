@@ -154,9 +154,10 @@ class QueueStore {
   // same came over one connection, in order. News after a reconnection may be replayed in
   // another order than things happened.
   virtual std::uint64_t connections() const = 0;
-  // Whether the session surely still lives: the server answered a request sent within its
-  // lease (session_lease.h on ZooKeeper). News read now may have waited in our socket while
-  // the process was paused, and the session expired behind it.
+  // Whether the session surely still lives: the server answered a request sent less than its
+  // lease ago (0.9 of the session timeout on ZooKeeper, session_lease.h). News or answers read
+  // now may have waited in our socket while the process was paused, and the session expired
+  // behind them.
   virtual bool session_fresh() const = 0;
   // The session-lost event: `fn` is called once, with the reason, when the session ends.
   using ObserverId = std::uint64_t;

@@ -313,6 +313,17 @@ TEST_F(AcquisitionTest, AHandOffReadOnAStaleSessionListsFirst) {
   EXPECT_EQ(queue_->lists, lists + 1);
 }
 
+// The same for a listing answered before the pause and read after it: the grant it shows is
+// asked for again.
+TEST_F(AcquisitionTest, AListingReadOnAStaleSessionIsAskedForAgain) {
+  auto a = contend(Role::exclusive);
+  const int lists = queue_->lists;
+  queue_->stale_session = true;
+  queue_->deliver();  // the enqueue's listing shows `a` first; a second one grants it
+  EXPECT_TRUE(a.holds());
+  EXPECT_EQ(queue_->lists, lists + 1);
+}
+
 // The store keeps what waits for its connection until it connects, which in an outage may be
 // never: an attempt that ended meanwhile must not stay with it, or a try-lock retried in a
 // loop piles up attempts.

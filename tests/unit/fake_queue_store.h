@@ -49,7 +49,8 @@ struct FakeQueue {
   // callbacks waiting for the next.
   std::uint64_t connections = 1;
   bool disconnected = false;
-  // QueueStore::session_fresh's answer is false: the server last answered long ago.
+  // QueueStore::session_fresh's answer is false: the server last answered a request sent long
+  // ago. A listing asked for makes it fresh again (its answer will confirm a new request).
   bool stale_session = false;
   std::vector<QueueStore::Done> connection_waiters;
   // The next permits check finds contenders and no record.
@@ -192,6 +193,7 @@ class FakeStore : public QueueStore {
 
   void list(Listed done) override {
     ++queue_->lists;
+    queue_->stale_session = false;
     if (std::exchange(queue_->absent_next_list, false)) {
       queue_->replies.push_back([done] {
         Failure absent = failure(errc::backend_failure, "listing /q");
