@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,21 @@ class AcquisitionTest : public ::testing::Test {
         deadline, {}, [outcome = contender.outcome](Outcome o) { *outcome = std::move(o); });
     attempts_.push_back(contender.attempt);
     return contender;
+  }
+
+  // `a` holds and `b` waits behind it; `disturb` changes the store before `a` releases, after
+  // which `b` must list once before it holds: the news that `a` left cannot grant alone.
+  void expect_hand_off_lists_first(const std::function<void()>& disturb) {
+    auto a = contend(Role::exclusive);
+    auto b = contend(Role::exclusive);
+    queue_->deliver();
+    ASSERT_TRUE(a.holds());
+    const int lists = queue_->lists;
+    disturb();
+    a.release();
+    queue_->deliver();
+    EXPECT_TRUE(b.holds());
+    EXPECT_EQ(queue_->lists, lists + 1);
   }
 
   // The entry of the `i`th contender to enqueue (FakeStore names them "t<i>-<sequence>").
@@ -285,32 +301,14 @@ TEST_F(AcquisitionTest, AnEntryAheadWithOtherPermitsIsRefused) {
 // our own entry went may follow it (SetWatches fires in path order): the waiter lists before
 // it takes the lock, rather than holding on a deleted entry beside the next holder.
 TEST_F(AcquisitionTest, AfterAReconnectionAHandOffListsFirst) {
-  auto a = contend(Role::exclusive);
-  auto b = contend(Role::exclusive);
-  queue_->deliver();
-  ASSERT_TRUE(a.holds());
-  const int lists = queue_->lists;
-  ++queue_->connections;
-  a.release();
-  queue_->deliver();
-  EXPECT_TRUE(b.holds());
-  EXPECT_EQ(queue_->lists, lists + 1);
+  expect_hand_off_lists_first([this] { ++queue_->connections; });
 }
 
 // News read after a pause (the process stopped past its session's lease) may have waited in
 // the socket while the session expired: the waiter lists before it takes the lock, and the
 // listing's round trip finds the session dead, rather than holding on an expired session.
 TEST_F(AcquisitionTest, AHandOffReadOnAStaleSessionListsFirst) {
-  auto a = contend(Role::exclusive);
-  auto b = contend(Role::exclusive);
-  queue_->deliver();
-  ASSERT_TRUE(a.holds());
-  const int lists = queue_->lists;
-  queue_->stale_session = true;
-  a.release();
-  queue_->deliver();
-  EXPECT_TRUE(b.holds());
-  EXPECT_EQ(queue_->lists, lists + 1);
+  expect_hand_off_lists_first([this] { queue_->stale_session = true; });
 }
 
 // The same for a listing answered before the pause and read after it: the grant it shows is
