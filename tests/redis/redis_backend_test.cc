@@ -203,6 +203,43 @@ TEST_F(RedisBackendTest, ARestartThatLosesTheDataEndsTheLeaseAndTokensStillGrow)
   EXPECT_GT(second.token(), before);
 }
 
+// Lua's numbers are doubles, exact to 2^53: a counter that high (set by hand, or drawn from a
+// clock centuries ahead) could not grow by one, and one that is not a number cannot grow at
+// all. A take fails then, writing nothing, rather than give a token no larger than the last;
+// a release hands nothing over, and its waiter fails in the same way when it asks again.
+TEST_F(RedisBackendTest, AFencingCounterThatCannotGrowFailsTheTakeRatherThanRepeatAToken) {
+  auto backend = open();
+  const auto expect_refused = [](Mutex& mutex) {
+    try {
+      if (mutex.try_lock_for(10s))
+        ADD_FAILURE() << "granted with token " << mutex.token();
+      else
+        ADD_FAILURE() << "still waiting after 10 s";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::backend_failure) << e.what();
+      EXPECT_NE(std::string(e.what()).find("dlock:fence"), std::string::npos) << e.what();
+    }
+  };
+  for (const std::string counter : {"9007199254740990", "18446744073709551615", "many"}) {
+    SCOPED_TRACE(counter);
+    cli({"SET", "dlock:fence", counter});
+    Mutex mutex(backend, "/spent");
+    expect_refused(mutex);
+    EXPECT_EQ(cli({"EXISTS", "/spent"}), "0");
+    EXPECT_EQ(cli({"EXISTS", "/spent:dlock:kind"}), "0");
+  }
+
+  cli({"DEL", "dlock:fence"});
+  Mutex holder(backend, "/spent"), waiter(open(), "/spent");
+  holder.lock();
+  std::future<void> waited = std::async(std::launch::async, [&] { expect_refused(waiter); });
+  ASSERT_TRUE(eventually([&] { return backend->status("/spent").waiters.size() == 1; }));
+  cli({"SET", "dlock:fence", "9007199254740990"});
+  holder.unlock();
+  EXPECT_EQ(waited.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(cli({"EXISTS", "/spent"}), "0");
+}
+
 // A connection reset under a holder: the next renewal reconnects, and the lease goes on.
 TEST_F(RedisBackendTest, ALeaseOutlivesAConnectionReset) {
   FaultProxy proxy(server().port(), FaultProxy::Framing::bytes);

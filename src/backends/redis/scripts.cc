@@ -121,6 +121,22 @@ local function keep(ms, listed, granted)
   outlive(kind, ms)
 end
 
+-- Lua's numbers are doubles, exact up to 2^53: a counter that high (set by hand, or drawn from
+-- a clock two centuries ahead) could not grow by one, and holders would share a token. Tokens
+-- stop short of it, with room for the grants of one release. A call that could draw one checks
+-- first, before it writes anything (a script's writes stay after an error), and returns why
+-- not: a counter spent, or a key that holds no counter.
+local LAST_TOKEN = 9007199254740991 - 4294967296
+local function fence_fault(now)
+  local text = redis.call('GET', fence)
+  local last = 0
+  if text then last = tonumber(text) end
+  if not last then return 'DLOCKFENCE ' .. fence .. ' holds no fencing counter' end
+  if math.max(last + 1, now * 1000) > LAST_TOKEN then
+    return 'DLOCKFENCE ' .. fence .. ' is spent: no larger fencing token can be given'
+  end
+end
+
 -- The next fencing token: one more than the last, and never less than the server's time in
 -- microseconds, so that tokens keep growing after a restart that lost the counter (unless the
 -- server's clock steps back). As text: Lua would print a large number in exponent form.
@@ -237,6 +253,8 @@ local id, ttl, permits, record, wait, want =
   ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1', ARGV[6]
 local now = now_ms()
 local role = role_of(id)
+local fault = fence_fault(now)
+if fault then return redis.error_reply(fault) end
 -- Read before anything is written: a key of another type on the path fails the script here
 -- (WRONGTYPE), not after the kind key was written without its expiry.
 local lock_value = redis.call('GET', lock)
@@ -359,11 +377,13 @@ else
   if released == 1 and role_of(id) == 'r' then mark_readers(now_ms()) end
 end
 redis.call('HDEL', data, unpack(fields))
--- Without a queue, nobody waits to be woken.
+-- Without a queue, nobody waits to be woken. Nor with a fencing counter that cannot give the
+-- next holder a token: the waiters learn why when they ask again, as their ttl runs out.
 if lists_exist() then
   redis.call('ZREM', queue, id)
   redis.call('ZREM', waiting, id)
-  wake(now_ms(), exclusive_role and released == 1)
+  local now = now_ms()
+  if not fence_fault(now) then wake(now, exclusive_role and released == 1) end
 end
 return released
 )lua";
