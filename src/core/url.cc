@@ -26,11 +26,20 @@ Url split_scheme(std::string_view url) {
   return {std::move(scheme), url.substr(colon + 1)};
 }
 
-void bad_url(std::string_view url, const std::string& why) {
-  throw Error(errc::invalid_argument, "backend URL '" + redacted(url) + "': " + redacted(why, url));
-}
-
 namespace {
+
+// A password that holds a '/', '?', '#' or '@' unencoded splits the URL elsewhere than its
+// writer meant. All from the user's ':' to the URL's last '@' may be one: that text if it holds
+// one of those, else empty.
+std::string_view splitting_password(std::string_view url) {
+  const std::size_t authority = url.find("//");
+  const std::size_t last_at = url.rfind('@');
+  if (authority == std::string_view::npos || last_at == std::string_view::npos) return {};
+  const std::size_t colon = url.find(':', authority + 2);
+  if (colon >= last_at) return {};
+  const std::string_view whole = url.substr(colon + 1, last_at - colon - 1);
+  return whole.find_first_of("/?#@") == std::string_view::npos ? std::string_view() : whole;
+}
 
 // The passwords written in `url`, as written (not decoded).
 std::vector<std::string_view> passwords_in(std::string_view url) {
@@ -42,6 +51,16 @@ std::vector<std::string_view> passwords_in(std::string_view url) {
     if (at != std::string_view::npos && at > authority) {
       const std::size_t colon = url.substr(0, at).find(':', authority);
       if (colon != std::string_view::npos) found.push_back(url.substr(colon + 1, at - colon - 1));
+    }
+    // Messages quote the pieces of a password that split the URL (a database "cret@host", a
+    // host "ss@host"): the whole counts as a password, and each piece of it.
+    if (const std::string_view whole = splitting_password(url); !whole.empty()) {
+      found.push_back(whole);
+      for (std::size_t piece = 0; piece <= whole.size();) {
+        const std::size_t next = std::min(whole.find_first_of("/?#@", piece), whole.size());
+        found.push_back(whole.substr(piece, next - piece));
+        piece = next + 1;
+      }
     }
   }
   // password=value (and libpq's sslpassword=) in a query, up to the next '&', or in a libpq
@@ -90,6 +109,15 @@ bool stands_alone(const std::string& text, std::size_t at, std::size_t size) {
 }
 
 }  // namespace
+
+void bad_url(std::string_view url, const std::string& why) {
+  std::string hint;
+  if (!splitting_password(url).empty()) {
+    hint = " (if the password holds a '/', '?', '#' or '@', write them as %2F, %3F, %23, %40)";
+  }
+  throw Error(errc::invalid_argument,
+              "backend URL '" + redacted(url) + "': " + redacted(why, url) + hint);
+}
 
 std::string redacted(std::string_view text, std::string_view url) {
   std::string out(text);

@@ -41,6 +41,20 @@ TEST(Redacted, HidesEveryPasswordAUrlHolds) {
   EXPECT_EQ(redacted("file:///tmp/passwords"), "file:///tmp/passwords");
 }
 
+// A password with a '/', '?', '#' or '@' that is not percent-encoded ends the authority early
+// (or, for libpq, at its first '@'): the parsers then quote pieces of it as a database, a port
+// or a host.
+TEST(Redacted, HidesAPasswordThatSplitTheUrlAndEachOfItsPieces) {
+  EXPECT_EQ(redacted("redis://default:Se/cret@h:6379"), "redis://default:***@h:6379");
+  EXPECT_EQ(redacted("backend URL: database 'cret@h:6379' is not a number",
+                     "redis://default:Se/cret@h:6379"),
+            "backend URL: database '***@h:6379' is not a number");
+  EXPECT_EQ(redacted("zk://u:Se?cret@h:2181"), "zk://u:***@h:2181");
+  EXPECT_EQ(redacted("could not translate host name \"ss@h\"", "postgres://u:Pa@ss@h/db"),
+            "could not translate host name \"***@h\"");
+  EXPECT_EQ(redacted("mysql://u:a#b/c@h/db"), "mysql://u:***@h/db");
+}
+
 TEST(Redacted, HidesThePasswordInWhatAParserQuotes) {
   EXPECT_EQ(redacted("invalid percent-encoded token: \"s3cret%zz\"", "postgres://u:s3cret%zz@h/db"),
             "invalid percent-encoded token: \"***\"");
@@ -50,7 +64,9 @@ TEST(Redacted, HidesThePasswordInWhatAParserQuotes) {
 TEST(Redacted, BadPostgresUrlsNeverShowTheirPassword) {
   for (const char* url : {"postgres:host=127.0.0.1 port=1 password=TOPSECRET bogus=1",
                           "postgres://postgres:TOPSECRET%zz@127.0.0.1:1/postgres",
-                          "postgres://postgres:TOPSECRET@[::1/postgres"}) {
+                          "postgres://postgres:TOPSECRET@[::1/postgres",
+                          "postgres://postgres:TOP@SECRET@127.0.0.1:1/postgres",
+                          "postgres://postgres:TOP/SECRET@127.0.0.1:1/postgres"}) {
     const std::string message = bad_url_message(url);
     EXPECT_EQ(message.find("TOPSECRET"), std::string::npos) << message;
   }

@@ -80,8 +80,9 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     const std::string_view query =
         question == std::string_view::npos ? std::string_view() : rest.substr(question + 1);
     const std::string_view authority = rest.substr(2, rest.find_first_of("/?", 2) - 2);
-    if (open_options.password && authority.find('@') == std::string_view::npos) {
-      bad_url(url, "a password was given but the URL names no user (postgres://user@host/db)");
+    // libpq ends the user's password at its first '@', and would take the rest for a host.
+    if (authority.find('@') != authority.rfind('@')) {
+      bad_url(url, "libpq would end the password at its first '@' and take the rest for a host");
     }
     std::string libpq_query;
     bool ttl_given = false;
