@@ -159,7 +159,18 @@ std::string percent_decode(std::string_view url, std::string_view text) {
   return decoded;
 }
 
+void check_no_stray_characters(std::string_view url, std::string_view text) {
+  const auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+  if (std::any_of(text.begin(), text.end(), control)) {
+    bad_url(url, "it holds a control character (a newline, a tab)");
+  }
+  if (text == url && !url.empty() && (url.front() == ' ' || url.back() == ' ')) {
+    bad_url(url, "it starts or ends with a blank");
+  }
+}
+
 UrlParts split_url(std::string_view url, std::string_view rest, std::string_view form) {
+  check_no_stray_characters(url, url);
   if (!rest.starts_with("//")) bad_url(url, "expected " + std::string(form));
   rest.remove_prefix(2);
   UrlParts parts;

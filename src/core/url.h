@@ -31,6 +31,12 @@ struct UrlParts {
 // advice, if `rest` does not start with "//".
 UrlParts split_url(std::string_view url, std::string_view rest, std::string_view form);
 
+// Throws as bad_url if `text`, `url` or a part of it (percent-decoded, perhaps), holds a
+// control character (a newline, a tab) or, when it is the whole URL, a blank at either end: a
+// paste or a configuration file's mistake, which would otherwise name another directory, host
+// or database than the one meant. split_url() checks the URLs it splits.
+void check_no_stray_characters(std::string_view url, std::string_view text);
+
 // A duration option's value (percent-decoded, as parse_duration() reads it). Throws as bad_url
 // if it is not one.
 std::chrono::milliseconds url_duration(std::string_view url, std::string_view value);

@@ -144,6 +144,22 @@ TEST(BadUrl, AnEncodedNulIsRefused) {
   }
 }
 
+// A newline, a tab or a trailing blank in a URL (a DLOCK_BACKEND read from a file) named
+// another directory of the file backend, so that two runs of one lock excluded nothing (found
+// by a hostile probe); in the other URLs, another database or chroot.
+TEST(BadUrl, AControlCharacterOrABlankAtAnEndIsRefused) {
+  for (const char* url :
+       {"file:///tmp/dlock-x\n", "file:///tmp/dlock-x%0A", "file:/tmp/dlock\tx",
+        "file:///tmp/dlock-x ", "redis://127.0.0.1:1/0\n", "zk://127.0.0.1:1/chroot\t",
+        "postgres://u@127.0.0.1:1/db\r", "mysql://u@127.0.0.1:1/db\n"}) {
+    SCOPED_TRACE(url);
+    const std::string message = bad_url_message(url);
+    EXPECT_TRUE(message.find("control character") != std::string::npos ||
+                message.find("blank") != std::string::npos)
+        << message;
+  }
+}
+
 // An unknown scheme's message quoted the URL with its password (found by a review).
 TEST(Redacted, AnUnknownSchemeHidesThePassword) {
   const std::string message = bad_url_message("zookeeper://alice:s3cret@h:2181/x");

@@ -10,6 +10,7 @@ namespace dlock::detail {
 namespace {
 
 std::shared_ptr<dlock::Backend> open_file(std::string_view url, std::string_view rest) {
+  check_no_stray_characters(url, url);
   // "file:" and "file://" are the default directory; "file:///dir" and "file:/dir" name one.
   if (rest.starts_with("//")) {
     rest.remove_prefix(2);
@@ -22,7 +23,9 @@ std::shared_ptr<dlock::Backend> open_file(std::string_view url, std::string_view
   }
   if (rest.find('?') != std::string_view::npos) bad_url(url, "file URLs take no options");
   if (!rest.empty() && rest.front() != '/') bad_url(url, "the directory must be absolute");
-  return file::Backend::open({.directory = percent_decode(url, rest)});
+  std::string directory = percent_decode(url, rest);
+  check_no_stray_characters(url, directory);
+  return file::Backend::open({.directory = std::move(directory)});
 }
 
 }  // namespace

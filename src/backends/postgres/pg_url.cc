@@ -75,6 +75,7 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
   if (!parts.rest.starts_with("//")) {
     options.conninfo = std::string(parts.rest);
   } else {
+    check_no_stray_characters(url, url);
     std::string_view rest = parts.rest;
     const std::size_t question = rest.find('?');
     const std::string_view query =
