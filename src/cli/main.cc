@@ -185,16 +185,27 @@ int show_status(const std::string& url, const OpenOptions& options, const std::s
   });
 }
 
+// A lock whose status cannot be read (another program's nodes in it, another user's ACL) is
+// reported and left out, and the others are listed; the exit status is the first such lock's.
 int show_list(const std::string& url, const OpenOptions& options, const std::string& prefix,
               bool json) {
-  return with_backend(url, options, [&](Backend& backend) {
+  int status = 0;
+  const int listed = with_backend(url, options, [&](Backend& backend) {
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     std::vector<LockStatus> locks;
     for (const std::string& path : backend.list(prefix, deadline)) {
-      locks.push_back(backend.status(path, deadline));
+      try {
+        locks.push_back(backend.status(path, deadline));
+      } catch (const Error& e) {
+        const int failed = exit_status_for(e.code(), Phase::locking);
+        if (failed == kUnavailable) throw;  // the server's, not the lock's
+        std::fprintf(stderr, "dlock: %s\n", printable(message_of(e), 1000).c_str());
+        if (status == 0) status = failed;
+      }
     }
     std::cout << (json ? list_json(locks) : list_text(locks, now_ms()));
   });
+  return listed != 0 ? listed : status;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "dlock_process.h"
 #include "fault_proxy.h"
@@ -195,6 +196,37 @@ TEST_F(CliZkTest, ALockNamedInsideAnotherMakesThatOneRefusedWith65) {
   EXPECT_EQ(65, outer.status) << outer.err;
   EXPECT_NE(std::string::npos, outer.err.find("/nest/inner")) << outer.err;
   stop_holder(inner);
+}
+
+// list goes on past a lock it cannot show: one with another lock's node inside it (65), a node
+// another user's ACL hides (77). It prints the others, the inner lock too, and exits with the
+// status of the first it could not show. One such lock failed the whole listing (found by a
+// hostile probe).
+TEST_F(CliZkTest, ListShowsEveryLockItCanAndNamesTheOnesItCannot) {
+  const std::string marker = dir_.file("held");
+  const auto as_us = [this](std::vector<std::string> args) { return dlock(std::move(args)); };
+  auto outer = start_holder(as_us, "/tree/outer", {}, marker + "-outer");
+  auto inner = start_holder(as_us, "/tree/outer/inner", {}, marker + "-inner");
+  auto other = start_holder(as_us, "/tree/other", {}, marker + "-other");
+  RawZk raw(ZkServer::shared().connect_string());
+  const std::string credentials = "bob:secret";
+  ASSERT_EQ(ZOK, zoo_add_auth(raw.handle(), "digest", credentials.c_str(),
+                              static_cast<int>(credentials.size()), nullptr, nullptr));
+  const std::string hidden = chroot_ + "/tree/hidden";
+  ASSERT_EQ(ZOK,
+            zoo_create(raw.handle(), hidden.c_str(), "", 0, &ZOO_CREATOR_ALL_ACL, 0, nullptr, 0));
+
+  const Finished listed = run(dlock({"list", "--json", "/tree"}));
+  EXPECT_EQ(77, listed.status) << listed.err;  // the first it could not show: /tree/hidden
+  EXPECT_NE(std::string::npos, listed.err.find("/tree/outer")) << listed.err;
+  EXPECT_NE(std::string::npos, listed.err.find("/tree/hidden")) << listed.err;
+  std::vector<std::string> paths;
+  for (const auto& lock : nlohmann::json::parse(listed.out)) paths.push_back(lock["path"]);
+  EXPECT_EQ((std::vector<std::string>{"/tree/other", "/tree/outer/inner"}), paths) << listed.out;
+
+  stop_holder(inner);
+  stop_holder(other);
+  stop_holder(outer);
 }
 
 // The library's own words reach the user, with the status the table promises.

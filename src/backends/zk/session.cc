@@ -574,13 +574,18 @@ std::vector<std::string> Session::read_list(std::string_view prefix, Clock::time
       if (path == prefix) impl_->check_chroot(*client, deadline);
       continue;
     }
-    throw_if(ec, "listing " + path);
-    if (std::any_of(children.begin(), children.end(), is_contender)) {
+    // A node below the prefix that another user's ACL keeps us from reading is listed: its
+    // status() then says so, and the rest of the tree is still listed.
+    if (ec == Code::no_auth && path != prefix) {
       locks.push_back(path);
       continue;
     }
+    throw_if(ec, "listing " + path);
+    // A lock's directory may hold another lock's (/a/b inside /a): each is listed.
+    const bool lock = std::any_of(children.begin(), children.end(), is_contender);
+    if (lock) locks.push_back(path);
     for (const std::string& child : children) {
-      if (path == "/" && child == "zookeeper") continue;
+      if ((path == "/" && child == "zookeeper") || (lock && is_contender(child))) continue;
       to_visit.push_back(path == "/" ? "/" + child : path + "/" + child);
     }
   }
