@@ -25,12 +25,17 @@ class TlsContext {
       context.load_verify_file(config.ca_file, ec);
     }
     if (ec) fail("CA certificates '" + config.ca_file + "'", ec);
+    if (config.cert_file.empty() && !config.key_file.empty()) {
+      throw Error(errc::invalid_argument, "TLS client key '" + config.key_file +
+                                              "' without a client certificate to go with it");
+    }
     if (!config.cert_file.empty()) {
       context.use_certificate_chain_file(config.cert_file, ec);
       if (ec) fail("client certificate '" + config.cert_file + "'", ec);
-      context.use_private_key_file(config.key_file.empty() ? config.cert_file : config.key_file,
-                                   asio::ssl::context::pem, ec);
-      if (ec) fail("client key '" + config.key_file + "'", ec);
+      // Without a file of its own, the key is looked for beside the certificate, in its file.
+      const std::string& key_file = config.key_file.empty() ? config.cert_file : config.key_file;
+      context.use_private_key_file(key_file, asio::ssl::context::pem, ec);
+      if (ec) fail("client key '" + key_file + "'", ec);
     }
   }
 

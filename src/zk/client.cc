@@ -70,10 +70,13 @@ std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Exec
   std::shared_ptr<Client> client(
       new Client(std::move(config), std::move(executor), std::move(listener)));
   client->tls_ = net::make_tls_context(client->config_.tls);
-  // Names are resolved once, here, as ZooKeeper's C client did: a name that does not resolve
-  // is a configuration error to report now, not a connection to retry forever.
+  // Names are resolved once, here. A name that does not resolve is left out, as ZooKeeper's
+  // Java client does, so that an ensemble whose member left DNS is still reached through the
+  // others; none resolving is a configuration error to report now, not a connection to retry
+  // forever.
   asio::io_context resolver_io;
   asio::ip::tcp::resolver resolver(resolver_io);
+  std::string unresolved;
   std::size_t start = 0;
   const std::string& hosts = client->config_.hosts;
   while (start <= hosts.size()) {
@@ -86,15 +89,19 @@ std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Exec
     std::error_code ec;
     const auto results = resolver.resolve(host, port, ec);
     if (ec || results.empty()) {
-      throw Error(errc::invalid_argument, "cannot resolve the ZooKeeper hosts '" + hosts +
-                                              "': " + host + ": " + ec.message());
+      unresolved += (unresolved.empty() ? "" : "; ") + host + ": " +
+                    (ec ? ec.message() : std::string("no address"));
+      continue;
     }
     for (const auto& result : results) {
       client->endpoints_.push_back({result.endpoint(), host});
     }
   }
   if (client->endpoints_.empty()) {
-    throw Error(errc::invalid_argument, "no ZooKeeper host in '" + hosts + "'");
+    throw Error(errc::invalid_argument,
+                unresolved.empty()
+                    ? "no ZooKeeper host in '" + hosts + "'"
+                    : "cannot resolve the ZooKeeper hosts '" + hosts + "': " + unresolved);
   }
   // Shuffled so that many clients spread over the ensemble.
   std::shuffle(client->endpoints_.begin(), client->endpoints_.end(),

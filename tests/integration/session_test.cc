@@ -73,8 +73,8 @@ TEST_F(SessionTest, BadOptionsAreRefusedWithAClearError) {
                        errc::invalid_argument, "session timeout of 0 ms");
   expect_connect_error({.hosts = server().connect_string(), .connect_timeout = -1ms},
                        errc::invalid_argument, "connect timeout of -1 ms: give a positive one");
-  expect_connect_error({.hosts = "no-such-host.invalid:2181", .connect_timeout = 500ms},
-                       errc::invalid_argument, "no-such-host.invalid");
+  expect_connect_error({.hosts = std::string(64, 'a') + ".invalid:2181", .connect_timeout = 500ms},
+                       errc::invalid_argument, "cannot resolve");
   // Refused before any connection: out-of-range numbers must not reach the network.
   expect_connect_error({.hosts = "127.0.0.1:65536"}, errc::invalid_argument, "1 to 65535");
   expect_connect_error({.hosts = "127.0.0.1:0"}, errc::invalid_argument, "1 to 65535");

@@ -160,6 +160,19 @@ TEST(BadUrl, AControlCharacterOrABlankAtAnEndIsRefused) {
   }
 }
 
+// TLS files are read when the URL is: one that cannot be read, or a client key without its
+// certificate, is a bad URL (78), not a server to retry (69). rediss:// read its CA file only
+// when it connected, and zks:// ignored a key= without cert= (found by a hostile probe).
+TEST(BadUrl, TlsFilesThatCannotServeAreRefusedBeforeConnecting) {
+  for (const char* url :
+       {"rediss://127.0.0.1:1?tls_ca=/nonexistent/ca.pem", "rediss://127.0.0.1:1?tls_ca=/",
+        "zks://127.0.0.1:1?ca=/nonexistent/ca.pem", "zks://127.0.0.1:1?key=/nonexistent/key.pem",
+        "mysql://u@127.0.0.1:1/db?ssl-ca=/nonexistent/ca.pem"}) {
+    SCOPED_TRACE(url);
+    EXPECT_NE(bad_url_message(url).find("TLS"), std::string::npos);
+  }
+}
+
 // An unknown scheme's message quoted the URL with its password (found by a review).
 TEST(Redacted, AnUnknownSchemeHidesThePassword) {
   const std::string message = bad_url_message("zookeeper://alice:s3cret@h:2181/x");

@@ -8,6 +8,7 @@
 
 #include "core/backend_registry.h"
 #include "core/url.h"
+#include "net/stream.h"
 #include "redis_backend.h"
 #include "redlock_backend.h"
 
@@ -105,6 +106,9 @@ ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
   ClientOptions options;
   options.endpoint = endpoint_from_url(url, parts, tls, open, options.ttl);
   parse_host(url, parts.authority, options.endpoint);
+  // Read now, as ZooKeeper and MySQL read theirs: a CA file that cannot be read is a bad URL,
+  // not a server to retry.
+  net::make_tls_context(options.endpoint.tls);
   return options;
 }
 
