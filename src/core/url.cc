@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <vector>
 
 #include <dlock/error.h>
@@ -167,6 +168,33 @@ void check_no_stray_characters(std::string_view url, std::string_view text) {
   if (text == url && !url.empty() && (url.front() == ' ' || url.back() == ' ')) {
     bad_url(url, "it starts or ends with a blank");
   }
+}
+
+HostPort host_and_port(std::string_view url, std::string_view authority, unsigned default_port) {
+  HostPort parsed{.host = {}, .port = default_port};
+  std::string_view port;
+  if (authority.starts_with("[")) {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) bad_url(url, "an IPv6 address needs its closing ']'");
+    parsed.host = std::string(authority.substr(1, close - 1));
+    authority.remove_prefix(close + 1);
+    if (!authority.empty() && !authority.starts_with(":")) {
+      bad_url(url, "expected ':port' after the IPv6 address");
+    }
+    port = authority.substr(std::min<std::size_t>(1, authority.size()));
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    parsed.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (parsed.host.empty()) bad_url(url, "no host");
+  if (port.empty()) return parsed;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), parsed.port);
+  if (ec != std::errc() || end != port.data() + port.size() || parsed.port < 1 ||
+      parsed.port > 65535) {
+    bad_url(url, "port '" + std::string(port) + "' is not a number from 1 to 65535");
+  }
+  return parsed;
 }
 
 UrlParts split_url(std::string_view url, std::string_view rest, std::string_view form) {

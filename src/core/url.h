@@ -37,6 +37,15 @@ UrlParts split_url(std::string_view url, std::string_view rest, std::string_view
 // or database than the one meant. split_url() checks the URLs it splits.
 void check_no_stray_characters(std::string_view url, std::string_view text);
 
+// "host[:port]" or "[v6 address][:port]" of a URL's authority: the host (without brackets)
+// and the port, `default_port` if none is written. Throws as bad_url for no host, an unclosed
+// '[', or a port that is not a number from 1 to 65535.
+struct HostPort {
+  std::string host;
+  unsigned port;
+};
+HostPort host_and_port(std::string_view url, std::string_view authority, unsigned default_port);
+
 // A duration option's value (percent-decoded, as parse_duration() reads it). Throws as bad_url
 // if it is not one.
 std::chrono::milliseconds url_duration(std::string_view url, std::string_view value);

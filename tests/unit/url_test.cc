@@ -78,9 +78,25 @@ TEST(BadUrl, PortsOutside1To65535AreRefusedBeforeConnecting) {
   for (const char* url :
        {"redis://127.0.0.1:0", "redis://127.0.0.1:65536", "postgres://u@127.0.0.1:0/db",
         "postgres://u@127.0.0.1:99999/db", "postgres://u@127.0.0.1:5432:99/db",
-        "postgres:host=127.0.0.1 port=0", "postgres://u@h1:5432,h2:0/db"}) {
+        "postgres:host=127.0.0.1 port=0", "postgres://u@h1:5432,h2:0/db",
+        "mysql://u@127.0.0.1:0/db", "mysql://u@127.0.0.1:70000/db", "mysql://u@[::1]:0/db"}) {
     bad_url_message(url);
   }
+}
+
+// An IPv6 address is written in brackets, which the host is read without; MySQL passed them to
+// the connector as part of the name (found by a hostile probe).
+TEST(HostAndPort, AnIpv6AddressIsReadWithoutItsBrackets) {
+  const std::string url = "x://[::1]:3307";
+  EXPECT_EQ(host_and_port(url, "[::1]:3307", 3306).host, "::1");
+  EXPECT_EQ(host_and_port(url, "[::1]:3307", 3306).port, 3307u);
+  EXPECT_EQ(host_and_port(url, "[::1]", 3306).port, 3306u);
+  EXPECT_EQ(host_and_port(url, "db.example:3307", 3306).host, "db.example");
+  for (const char* bad : {"[::1", "[::1]x", "[]:3306", ":3306"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(host_and_port(url, bad, 3306), Error);
+  }
+  EXPECT_NE(bad_url_message("mysql://u@[::1/db").find("closing ']'"), std::string::npos);
 }
 
 // ttl= means something only in the SQL table mode; elsewhere it was taken and ignored.

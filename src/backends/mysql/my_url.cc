@@ -1,7 +1,6 @@
 // mysql:// and mariadb:// URLs, and the registry entry of the MySQL backend.
 //   mysql://user[:password]@host[:port]/dbname[?ssl-mode=M&ssl-ca=FILE&connect_timeout=D&heartbeat=D
 //                                              &mode=get_lock|table|row&ttl=D]
-#include <charconv>
 
 #include <dlock/error.h>
 #include <dlock/mysql.h>
@@ -31,17 +30,9 @@ std::shared_ptr<dlock::Backend> open_mysql(std::string_view url, const OpenOptio
     options.password = percent_decode(url, parts.user_info->substr(colon + 1));
   }
   if (open_options.password) options.password = *open_options.password;
-  const std::string_view authority = parts.authority;
-  const std::size_t port_colon = authority.rfind(':');
-  options.host = std::string(authority.substr(0, port_colon));
-  if (options.host.empty()) bad_url(url, "the URL must name a host");
-  if (port_colon != std::string_view::npos) {
-    const std::string_view port = authority.substr(port_colon + 1);
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), options.port);
-    if (ec != std::errc() || end != port.data() + port.size() || options.port == 0) {
-      bad_url(url, "bad port '" + std::string(port) + "' (1-65535)");
-    }
-  }
+  HostPort host = host_and_port(url, parts.authority, options.port);
+  options.host = std::move(host.host);
+  options.port = host.port;
   bool ttl_given = false;
   for_each_query_option(url, parts.query, [&](std::string_view key, std::string_view value) {
     if (key == "ssl-mode") {

@@ -36,23 +36,9 @@ int parse_number(std::string_view url, std::string_view text, const char* what, 
 
 // Sets `endpoint`'s host and port from "host[:port]" or "[v6]:port".
 void parse_host(std::string_view url, std::string_view authority, Endpoint& endpoint) {
-  std::string_view port = "6379";
-  if (authority.starts_with("[")) {
-    const std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) bad_url(url, "an IPv6 address needs its closing ']'");
-    endpoint.host = std::string(authority.substr(1, close - 1));
-    authority.remove_prefix(close + 1);
-    if (authority.starts_with(":"))
-      port = authority.substr(1);
-    else if (!authority.empty())
-      bad_url(url, "expected ':port' after the IPv6 address");
-  } else {
-    const std::size_t colon = authority.rfind(':');
-    endpoint.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (endpoint.host.empty()) bad_url(url, "no host");
-  endpoint.port = std::to_string(parse_number(url, port, "port", 1, 65535));
+  HostPort parsed = host_and_port(url, authority, 6379);
+  endpoint.host = std::move(parsed.host);
+  endpoint.port = std::to_string(parsed.port);
 }
 
 // What every server of a URL shares: credentials, database, options. The hosts are left to
