@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -181,6 +182,26 @@ TEST_F(FileBackendTest, ReadersShareWritersExclude) {
   Mutex m(backend_, "/rw");
   EXPECT_FALSE(m.try_lock());
   EXPECT_EQ(1u, backend_->status("/rw").holders.size());
+}
+
+// flock queues nobody: readers whose holds overlapped kept a waiting writer out for ever
+// (found by a hostile probe). A reader lets a writer that waits ahead of it go first.
+TEST_F(FileBackendTest, AReaderLetsAWriterWaitingAheadOfItGoFirst) {
+  SharedMutex holding(backend_, "/rw"), writer(backend_, "/rw"), later(backend_, "/rw");
+  ASSERT_TRUE(holding.try_lock_shared());
+  std::future<bool> wrote = std::async(std::launch::async, [&] {
+    const bool got = writer.try_lock_for(10s);
+    if (got) writer.unlock();
+    return got;
+  });
+  for (int polls = 0; backend_->status("/rw").waiters.empty(); ++polls) {
+    ASSERT_LT(polls, 500) << "the writer never queued";
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_FALSE(later.try_lock_shared_for(300ms)) << "a reader passed the waiting writer";
+  holding.unlock_shared();
+  EXPECT_TRUE(wrote.get());
+  EXPECT_TRUE(later.try_lock_shared());
 }
 
 TEST_F(FileBackendTest, SemaphoreAdmitsPermitsHolders) {

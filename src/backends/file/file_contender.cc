@@ -37,13 +37,19 @@ std::string padded(std::uint64_t n) {
   return text;
 }
 
+// Ends the record name of a waiter that excludes readers (a writer, or a Mutex on the name).
+constexpr std::string_view kExcludesReaders = "-w";
+
 // A waiter record's name: its arrival time first, so names sort in arrival order.
-std::string waiter_name() {
+std::string waiter_name(ContenderSpec::Role role) {
   static std::atomic<unsigned long> counter{0};
   const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const bool excludes_readers =
+      role == ContenderSpec::Role::exclusive || role == ContenderSpec::Role::writer;
   return padded(static_cast<std::uint64_t>(
              std::chrono::duration_cast<std::chrono::nanoseconds>(now).count())) +
-         "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+         "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
+         std::string(excludes_readers ? kExcludesReaders : "");
 }
 
 // A flock on one file, with this process's claim on it.
@@ -121,6 +127,7 @@ class FileSteps final : public detail::PollingAttempt::Steps {
         lock = try_lock_file(dir + "/" + std::string(kLockFile), false);
         break;
       case ContenderSpec::Role::reader:
+        if (writer_waits_ahead()) return nullptr;
         lock = try_lock_file(dir + "/" + std::string(kLockFile), true);
         break;
       case ContenderSpec::Role::semaphore:
@@ -138,7 +145,8 @@ class FileSteps final : public detail::PollingAttempt::Steps {
   }
 
   void waiting() override {
-    waiting_ = Record::publish(site_->dir + "/" + std::string(kWaitersDir), waiter_name(),
+    waiting_name_ = waiter_name(site_->spec.role);
+    waiting_ = Record::publish(site_->dir + "/" + std::string(kWaitersDir), waiting_name_,
                                detail::encode_holder_data(site_->label));
   }
 
@@ -148,9 +156,20 @@ class FileSteps final : public detail::PollingAttempt::Steps {
   }
 
  private:
+  // Whether a writer waits that came before this reader: the reader lets it go first. flock
+  // queues nobody, so readers whose holds overlap would keep a waiting writer out for ever.
+  bool writer_waits_ahead() const {
+    for (const LiveRecord& waiter : live_records(site_->dir + "/" + std::string(kWaitersDir))) {
+      if (!waiter.name.ends_with(kExcludesReaders)) continue;
+      if (waiting_name_.empty() || waiter.name < waiting_name_) return true;
+    }
+    return false;
+  }
+
   const std::shared_ptr<const Site> site_;
   std::optional<ShapeClaim> shape_;  // from the first try on
   Record waiting_;
+  std::string waiting_name_;  // waiting_'s, once it waits
 };
 
 std::shared_ptr<detail::PollingAttempt> start_attempt(const std::shared_ptr<const Site>& site,
