@@ -10,7 +10,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include <dlock/error.h>
 #include <dlock/open.h>
@@ -40,19 +43,35 @@ void check_ports(std::string_view url, std::string_view ports) {
   }
 }
 
-// Asks libpq whether it can read `conninfo`; a URL it cannot read is a bad URL.
-void check_with_libpq(std::string_view url, const std::string& conninfo) {
+// libpq's connect_timeout as libpq reads it: whole seconds, 1 taken as 2; nothing for 0 or
+// less (libpq's "wait for ever", which dlock's default bounds) or text that is no number.
+std::optional<std::chrono::milliseconds> libpq_connect_timeout(const char* text) {
+  if (text == nullptr) return std::nullopt;
+  const std::string_view value(text);
+  int seconds = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (ec != std::errc() || end != value.data() + value.size() || seconds <= 0) return std::nullopt;
+  return std::chrono::seconds(std::max(seconds, 2));
+}
+
+// Asks libpq whether it can read `conninfo`; a URL it cannot read is a bad URL. Returns the
+// connect_timeout that `conninfo` gives, or else PGCONNECT_TIMEOUT, as libpq would take it.
+std::optional<std::chrono::milliseconds> check_with_libpq(std::string_view url,
+                                                          const std::string& conninfo) {
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
   if (options) {
     std::string ports;
+    const char* connect_timeout = std::getenv("PGCONNECT_TIMEOUT");
     for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
-      if (std::string_view(option->keyword) == "port" && option->val != nullptr) {
-        ports = option->val;
-      }
+      const std::string_view keyword(option->keyword);
+      if (keyword == "port" && option->val != nullptr) ports = option->val;
+      if (keyword == "connect_timeout" && option->val != nullptr) connect_timeout = option->val;
     }
+    const std::optional<std::chrono::milliseconds> timeout = libpq_connect_timeout(connect_timeout);
     PQconninfoFree(options);
-    return check_ports(url, ports);
+    check_ports(url, ports);
+    return timeout;
   }
   std::string why = error ? error : "libpq cannot read it";
   PQfreemem(error);
@@ -72,6 +91,7 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
   const Url parts = split_scheme(url);
   postgres::Options options;
   options.password = open_options.password;
+  bool timeout_given = false;
   if (!parts.rest.starts_with("//")) {
     options.conninfo = std::string(parts.rest);
   } else {
@@ -101,7 +121,10 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
         ttl_given = true;
       } else {
         // libpq leaves connect_timeout to callers of PQconnectPoll: dlock keeps it.
-        if (key == "connect_timeout") options.connect_timeout = url_connect_timeout(url, value);
+        if (key == "connect_timeout") {
+          options.connect_timeout = url_connect_timeout(url, value);
+          timeout_given = true;
+        }
         // Appended piece by piece: GCC 12's -Wrestrict misreads `"?" + std::string(...)` at -O2.
         libpq_query += libpq_query.empty() ? '?' : '&';
         libpq_query.append(key).append("=").append(value);
@@ -113,7 +136,11 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     if (ttl_given) sql::check_url_ttl(url, options.ttl);  // now, not once connected
     options.conninfo = "postgresql:" + std::string(rest.substr(0, question)) + libpq_query;
   }
-  check_with_libpq(url, options.conninfo);
+  const std::optional<std::chrono::milliseconds> libpq_timeout =
+      check_with_libpq(url, options.conninfo);
+  // The query's connect_timeout= was read above, as a duration; a key=value string's, or
+  // PGCONNECT_TIMEOUT, as libpq reads them.
+  if (!timeout_given && libpq_timeout) options.connect_timeout = *libpq_timeout;
   if (open_options.connect_timeout) {
     options.connect_timeout = std::min(options.connect_timeout, *open_options.connect_timeout);
   }
