@@ -319,6 +319,27 @@ TEST_F(MysqlTest, NamesOverTheServersLimitAreMapped) {
   }
 }
 
+// A path that is another path's mapped name, or a semaphore slot's (/q#1), names the same
+// named lock: status() shows its holder, as run -n finds it busy. It said free (found by a
+// hostile probe).
+TEST_F(MysqlTest, StatusOfANameAnotherPathMapsToShowsItsHolder) {
+  auto backend = open();
+  const std::string long_path = "/long/" + std::string(80, 'p');
+  MariadbSession client(database_);
+  const std::string name = client.ask("SELECT " + mapped(long_path));
+  ASSERT_EQ(name.size(), 64u);
+  Mutex holder(backend, long_path);
+  ASSERT_TRUE(holder.try_lock());
+  Semaphore slot(backend, "/q", 2);
+  ASSERT_TRUE(slot.try_lock());
+  for (const std::string& path : {name, std::string("/q#1")}) {
+    SCOPED_TRACE(path);
+    Mutex same_lock(backend, path);
+    EXPECT_FALSE(same_lock.try_lock());
+    EXPECT_EQ(backend->status(path).holders.size(), 1u);
+  }
+}
+
 TEST_F(MysqlTest, TheDeadlineEndsTheServersWait) {
   auto backend = open();
   MariadbSession client(database_);

@@ -191,9 +191,12 @@ std::string status(const std::string& quoted_path, const std::string& name) {
          "c.conn AND h.path = c.path AND " +
          stands("h") + " AND " + holding("h") + ")) UNION ALL SELECT IS_USED_LOCK(" + name +
          "), 1, NULL, 0 FROM DUAL WHERE IS_USED_LOCK(" + name +
+         // The name's holder, unless the first part shows it: another program, or a dlock
+         // holder of another path that maps to this name (a long path, a semaphore's slot).
          ") IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dlock_contenders d WHERE d.holds = 1 AND "
-         "d.name = " +
-         name + " AND d.conn = IS_USED_LOCK(" + name + ")) ORDER BY 4";
+         "d.path = " +
+         quoted_path + " AND d.name = " + name + " AND d.conn = IS_USED_LOCK(" + name +
+         ")) ORDER BY 4";
 }
 
 std::string list(const std::string& quoted_prefix) {
