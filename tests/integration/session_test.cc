@@ -78,6 +78,8 @@ TEST_F(SessionTest, BadOptionsAreRefusedWithAClearError) {
   // Refused before any connection: out-of-range numbers must not reach the network.
   expect_connect_error({.hosts = "127.0.0.1:65536"}, errc::invalid_argument, "1 to 65535");
   expect_connect_error({.hosts = "127.0.0.1:0"}, errc::invalid_argument, "1 to 65535");
+  expect_connect_error({.hosts = "127.0.0.1:2181,"}, errc::invalid_argument, "not host:port");
+  expect_connect_error({.hosts = ",127.0.0.1:2181"}, errc::invalid_argument, "not host:port");
   expect_connect_error({.hosts = server().connect_string() + ",127.0.0.1"}, errc::invalid_argument,
                        "not host:port");
   expect_connect_error({.hosts = server().connect_string(), .session_timeout = 1ms},

@@ -52,10 +52,12 @@ void check_options(const zk::Options& options) {
       throw Error(errc::invalid_argument, std::string("chroot ") + e.what());
     }
   }
-  for (std::string_view rest = options.hosts; !rest.empty();) {
+  // Every entry, an empty one after a trailing comma too.
+  for (std::string_view rest = options.hosts;;) {
     const std::size_t comma = rest.find(',');
     check_host(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
   }
   if (options.connect_timeout <= std::chrono::milliseconds::zero()) {
     throw Error(errc::invalid_argument, "connect timeout of " +
