@@ -84,6 +84,12 @@ TEST(BadUrl, PortsOutside1To65535AreRefusedBeforeConnecting) {
   }
 }
 
+// Several hosts in a redis:// URL were looked up as one name ("Host not found", 69).
+TEST(BadUrl, SeveralRedisHostsPointToRedlock) {
+  EXPECT_NE(bad_url_message("redis://127.0.0.1:6379,127.0.0.1:6380").find("redlock://"),
+            std::string::npos);
+}
+
 // An IPv6 address is written in brackets, which the host is read without; MySQL passed them to
 // the connector as part of the name (found by a hostile probe).
 TEST(HostAndPort, AnIpv6AddressIsReadWithoutItsBrackets) {

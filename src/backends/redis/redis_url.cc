@@ -91,6 +91,9 @@ ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
   const UrlParts parts = split_url(url, scheme.rest, "redis://host:port[/db]");
   ClientOptions options;
   options.endpoint = endpoint_from_url(url, parts, tls, open, options.ttl);
+  if (parts.authority.find(',') != std::string_view::npos) {
+    bad_url(url, "a redis:// URL names one server; several masters are redlock://h1:p1,h2:p2,...");
+  }
   parse_host(url, parts.authority, options.endpoint);
   // Read now, as ZooKeeper and MySQL read theirs: a CA file that cannot be read is a bad URL,
   // not a server to retry.
