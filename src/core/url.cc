@@ -27,11 +27,6 @@ Url split_scheme(std::string_view url) {
   return {std::move(scheme), url.substr(colon + 1)};
 }
 
-namespace {
-
-// A password that holds a '/', '?', '#' or '@' unencoded splits the URL elsewhere than its
-// writer meant. All from the user's ':' to the URL's last '@' may be one: that text if it holds
-// one of those, else empty.
 std::string_view splitting_password(std::string_view url) {
   const std::size_t authority = url.find("//");
   const std::size_t last_at = url.rfind('@');
@@ -39,8 +34,17 @@ std::string_view splitting_password(std::string_view url) {
   const std::size_t colon = url.find(':', authority + 2);
   if (colon >= last_at) return {};
   const std::string_view whole = url.substr(colon + 1, last_at - colon - 1);
+  // A port and a path ("h:2181/team@prod"), or an option's value ("?name=a@b"), hold an '@'
+  // of their own.
+  const std::string_view first = whole.substr(0, whole.find_first_of("/?#"));
+  const bool port =
+      !first.empty() && first.size() <= 5 &&
+      std::all_of(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (port || whole.find_first_of("=&") != std::string_view::npos) return {};
   return whole.find_first_of("/?#@") == std::string_view::npos ? std::string_view() : whole;
 }
+
+namespace {
 
 // The passwords written in `url`, as written (not decoded).
 std::vector<std::string_view> passwords_in(std::string_view url) {
@@ -113,7 +117,7 @@ bool stands_alone(const std::string& text, std::size_t at, std::size_t size) {
 
 void bad_url(std::string_view url, const std::string& why) {
   std::string hint;
-  if (!splitting_password(url).empty()) {
+  if (splitting_password(url).find_first_of("/?#") != std::string_view::npos) {
     hint = " (if the password holds a '/', '?', '#' or '@', write them as %2F, %3F, %23, %40)";
   }
   throw Error(errc::invalid_argument,
@@ -165,8 +169,12 @@ void check_no_stray_characters(std::string_view url, std::string_view text) {
   if (std::any_of(text.begin(), text.end(), control)) {
     bad_url(url, "it holds a control character (a newline, a tab)");
   }
-  if (text == url && !url.empty() && (url.front() == ' ' || url.back() == ' ')) {
-    bad_url(url, "it starts or ends with a blank");
+  if (text.ends_with(' ')) bad_url(url, "it ends with a blank");
+}
+
+void check_password_unsplit(std::string_view url) {
+  if (splitting_password(url).find_first_of("/?#") != std::string_view::npos) {
+    bad_url(url, "the password holds a raw '/', '?' or '#'");
   }
 }
 
@@ -181,14 +189,15 @@ HostPort host_and_port(std::string_view url, std::string_view authority, unsigne
     if (!authority.empty() && !authority.starts_with(":")) {
       bad_url(url, "expected ':port' after the IPv6 address");
     }
-    port = authority.substr(std::min<std::size_t>(1, authority.size()));
+    port = authority;
   } else {
     const std::size_t colon = authority.rfind(':');
     parsed.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+    if (colon != std::string_view::npos) port = authority.substr(colon);
   }
   if (parsed.host.empty()) bad_url(url, "no host");
-  if (port.empty()) return parsed;
+  if (port.empty()) return parsed;  // else ":port", which must name one
+  port.remove_prefix(1);
   const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), parsed.port);
   if (ec != std::errc() || end != port.data() + port.size() || parsed.port < 1 ||
       parsed.port > 65535) {
@@ -199,6 +208,7 @@ HostPort host_and_port(std::string_view url, std::string_view authority, unsigne
 
 UrlParts split_url(std::string_view url, std::string_view rest, std::string_view form) {
   check_no_stray_characters(url, url);
+  check_password_unsplit(url);
   if (!rest.starts_with("//")) bad_url(url, "expected " + std::string(form));
   rest.remove_prefix(2);
   UrlParts parts;

@@ -31,11 +31,21 @@ struct UrlParts {
 // advice, if `rest` does not start with "//".
 UrlParts split_url(std::string_view url, std::string_view rest, std::string_view form);
 
-// Throws as bad_url if `text`, `url` or a part of it (percent-decoded, perhaps), holds a
-// control character (a newline, a tab) or, when it is the whole URL, a blank at either end: a
-// paste or a configuration file's mistake, which would otherwise name another directory, host
-// or database than the one meant. split_url() checks the URLs it splits.
+// Throws as bad_url if `text` (`url` itself, or a part of it as decoded) holds a control
+// character (a newline, a tab) or ends with a blank: a paste or a configuration file's
+// mistake, which would otherwise name another directory, host or database than the one meant.
+// split_url() checks the URLs it splits.
 void check_no_stray_characters(std::string_view url, std::string_view text);
+
+// The text from the user's ':' to `url`'s last '@' when it holds a '/', '?', '#' or '@' and so
+// may be a password written unencoded, which splits the URL elsewhere than its writer meant;
+// else empty. Not when the text reads as a port and a path, or holds an option's '=' or '&'.
+std::string_view splitting_password(std::string_view url);
+
+// Throws as bad_url if splitting_password(url) holds a '/', '?' or '#', which end the
+// authority early (an '@' alone is read right: the authority ends at its last '@').
+// split_url() checks the URLs it splits.
+void check_password_unsplit(std::string_view url);
 
 // "host[:port]" or "[v6 address][:port]" of a URL's authority: the host (without brackets)
 // and the port, `default_port` if none is written. Throws as bad_url for no host, an unclosed

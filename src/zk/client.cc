@@ -96,6 +96,7 @@ std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Exec
     for (const auto& result : results) {
       client->endpoints_.push_back({result.endpoint(), host});
     }
+    ++client->members_;
   }
   if (client->endpoints_.empty()) {
     throw Error(errc::invalid_argument,
@@ -103,6 +104,7 @@ std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Exec
                     ? "no ZooKeeper host in '" + hosts + "'"
                     : "cannot resolve the ZooKeeper hosts '" + hosts + "': " + unresolved);
   }
+  if (!unresolved.empty()) client->report(LogLevel::warn, "left out: " + unresolved);
   // Shuffled so that many clients spread over the ensemble.
   std::shuffle(client->endpoints_.begin(), client->endpoints_.end(),
                std::mt19937(std::random_device{}()));
@@ -852,11 +854,10 @@ std::chrono::milliseconds Client::attempt_budget() const {
   if (session_id_ == 0) return config_.session_timeout / 3;
   // A silent connection is given up two thirds of a timeout after the server was last heard:
   // the last third, shared among the other hosts, so that a silent one cannot use it all and
-  // leave the session to expire while another would have resumed it. Hosts as configured, not
-  // the addresses they resolve to: a host with an IPv6 and an IPv4 address is one member.
-  const auto hosts =
-      static_cast<std::size_t>(1 + std::count(config_.hosts.begin(), config_.hosts.end(), ','));
-  const std::size_t others = std::max<std::size_t>(1, hosts - 1);
+  // leave the session to expire while another would have resumed it. Hosts as the URL names
+  // them (those that resolved), not the addresses they resolve to: a host with an IPv6 and an
+  // IPv4 address is one member.
+  const std::size_t others = std::max<std::size_t>(1, members_ - 1);
   return std::chrono::milliseconds(timeout_ms_.load()) / static_cast<std::int64_t>(3 * others);
 }
 

@@ -271,6 +271,7 @@ class Client : public std::enable_shared_from_this<Client> {
   const EventListener listener_;
   std::shared_ptr<net::TlsContext> tls_;
   std::vector<Endpoint> endpoints_;  // shuffled once, tried in turn
+  std::size_t members_ = 0;          // the configured hosts whose names resolved
   std::atomic<bool> connected_{false};
   std::atomic<std::uint64_t> connections_{0};
   std::atomic<std::int64_t> session_id_{0};

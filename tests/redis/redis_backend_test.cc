@@ -220,9 +220,15 @@ TEST_F(RedisBackendTest, AFencingCounterThatCannotGrowFailsTheTakeRatherThanRepe
       EXPECT_NE(std::string(e.what()).find("dlock:fence"), std::string::npos) << e.what();
     }
   };
-  for (const std::string counter : {"9007199254740990", "18446744073709551615", "many"}) {
+  for (const std::string counter :
+       {"9007199254740990", "18446744073709551615", "many", "nan", "inf", "a hash"}) {
     SCOPED_TRACE(counter);
-    cli({"SET", "dlock:fence", counter});
+    cli({"DEL", "dlock:fence"});
+    if (counter == "a hash") {
+      cli({"HSET", "dlock:fence", "token", "1"});
+    } else {
+      cli({"SET", "dlock:fence", counter});
+    }
     Mutex mutex(backend, "/spent");
     expect_refused(mutex);
     EXPECT_EQ(cli({"EXISTS", "/spent"}), "0");

@@ -55,6 +55,24 @@ TEST(Redacted, HidesAPasswordThatSplitTheUrlAndEachOfItsPieces) {
   EXPECT_EQ(redacted("mysql://u:a#b/c@h/db"), "mysql://u:***@h/db");
 }
 
+// Every scheme refuses a password that ends the authority early, and quotes none of it; an '@'
+// in a path or an option's value is no password.
+TEST(Redacted, APasswordThatSplitsTheUrlIsRefusedOnEveryScheme) {
+  for (const char* url :
+       {"zk://u:TOP/SECRET@127.0.0.1:1", "zks://u:TOP?SECRET@127.0.0.1:1",
+        "redis://u:TOP/SECRET@127.0.0.1:1", "redlock://u:TOP#SECRET@127.0.0.1:1,127.0.0.1:2",
+        "mysql://u:TOP/SECRET@127.0.0.1:1/db", "postgres://u:TOP?SECRET@127.0.0.1:1/db"}) {
+    SCOPED_TRACE(url);
+    const std::string message = bad_url_message(url);
+    EXPECT_EQ(message.find("TOP"), std::string::npos) << message;
+    EXPECT_EQ(message.find("SECRET"), std::string::npos) << message;
+    EXPECT_NE(message.find("%2F"), std::string::npos) << message;
+  }
+  EXPECT_EQ(redacted("zk://h:2181/team@prod?x=1"), "zk://h:2181/team@prod?x=1");
+  EXPECT_EQ(redacted("postgres://u@h:5432/db?application_name=a@b"),
+            "postgres://u@h:5432/db?application_name=a@b");
+}
+
 TEST(Redacted, HidesThePasswordInWhatAParserQuotes) {
   EXPECT_EQ(redacted("invalid percent-encoded token: \"s3cret%zz\"", "postgres://u:s3cret%zz@h/db"),
             "invalid percent-encoded token: \"***\"");
@@ -68,7 +86,8 @@ TEST(Redacted, BadPostgresUrlsNeverShowTheirPassword) {
                           "postgres://postgres:TOP@SECRET@127.0.0.1:1/postgres",
                           "postgres://postgres:TOP/SECRET@127.0.0.1:1/postgres"}) {
     const std::string message = bad_url_message(url);
-    EXPECT_EQ(message.find("TOPSECRET"), std::string::npos) << message;
+    EXPECT_EQ(message.find("TOP"), std::string::npos) << message;
+    EXPECT_EQ(message.find("SECRET"), std::string::npos) << message;
   }
 }
 
@@ -82,6 +101,14 @@ TEST(BadUrl, PortsOutside1To65535AreRefusedBeforeConnecting) {
         "mysql://u@127.0.0.1:0/db", "mysql://u@127.0.0.1:70000/db", "mysql://u@[::1]:0/db"}) {
     bad_url_message(url);
   }
+}
+
+// libpq reads connect_timeout as whole seconds and would refuse other text when connecting;
+// dlock, which drives the connection itself, refuses it up front rather than ignore it.
+TEST(BadUrl, ALibpqConnectTimeoutThatIsNoNumberIsRefused) {
+  EXPECT_NE(bad_url_message("postgres:host=127.0.0.1 port=1 connect_timeout=5s")
+                .find("whole number of seconds"),
+            std::string::npos);
 }
 
 // Several hosts in a redis:// URL were looked up as one name ("Host not found", 69).
@@ -98,7 +125,7 @@ TEST(HostAndPort, AnIpv6AddressIsReadWithoutItsBrackets) {
   EXPECT_EQ(host_and_port(url, "[::1]:3307", 3306).port, 3307u);
   EXPECT_EQ(host_and_port(url, "[::1]", 3306).port, 3306u);
   EXPECT_EQ(host_and_port(url, "db.example:3307", 3306).host, "db.example");
-  for (const char* bad : {"[::1", "[::1]x", "[]:3306", ":3306"}) {
+  for (const char* bad : {"[::1", "[::1]x", "[]:3306", ":3306", "h:", "[::1]:"}) {
     SCOPED_TRACE(bad);
     EXPECT_THROW(host_and_port(url, bad, 3306), Error);
   }

@@ -158,12 +158,12 @@ class FileSteps final : public detail::PollingAttempt::Steps {
  private:
   // Whether a writer waits that came before this reader: the reader lets it go first. flock
   // queues nobody, so readers whose holds overlap would keep a waiting writer out for ever.
+  // Only those writers' records are opened: a poll costs no more for the readers that wait.
   bool writer_waits_ahead() const {
-    for (const LiveRecord& waiter : live_records(site_->dir + "/" + std::string(kWaitersDir))) {
-      if (!waiter.name.ends_with(kExcludesReaders)) continue;
-      if (waiting_name_.empty() || waiter.name < waiting_name_) return true;
-    }
-    return false;
+    const auto ahead = [this](std::string_view name) {
+      return name.ends_with(kExcludesReaders) && (waiting_name_.empty() || name < waiting_name_);
+    };
+    return !live_records(site_->dir + "/" + std::string(kWaitersDir), ahead).empty();
   }
 
   const std::shared_ptr<const Site> site_;

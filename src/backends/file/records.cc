@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <functional>
 #include <memory>
 
 namespace dlock::file_backend {
@@ -86,7 +87,8 @@ void Record::remove() noexcept {
   fd_.reset();
 }
 
-std::vector<LiveRecord> live_records(const std::string& dir) {
+std::vector<LiveRecord> live_records(const std::string& dir,
+                                     const std::function<bool(std::string_view)>& wanted) {
   std::unique_ptr<DIR, int (*)(DIR*)> listing(::opendir(dir.c_str()), ::closedir);
   if (!listing) {
     if (errno == ENOENT) return {};
@@ -95,7 +97,7 @@ std::vector<LiveRecord> live_records(const std::string& dir) {
   std::vector<LiveRecord> records;
   while (const dirent* entry = ::readdir(listing.get())) {
     const std::string name = entry->d_name;
-    if (name.empty() || name.front() == '.') continue;
+    if (name.empty() || name.front() == '.' || (wanted && !wanted(name))) continue;
     const std::string path = dir + "/" + name;
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!fd) {

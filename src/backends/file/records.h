@@ -7,6 +7,7 @@
 #ifndef DLOCK_SRC_BACKENDS_FILE_RECORDS_H_
 #define DLOCK_SRC_BACKENDS_FILE_RECORDS_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,8 +42,10 @@ struct LiveRecord {
 
 // The live records of `dir`, sorted by name; an absent `dir` has none. Removes dead records
 // on the way. Throws as throw_errno when `dir`, or a record in it, cannot be read (out of
-// descriptors, say): skipping the record would report a live holder as gone.
-std::vector<LiveRecord> live_records(const std::string& dir);
+// descriptors, say): skipping the record would report a live holder as gone. With `wanted`,
+// only the records whose name it accepts are opened (and looked at at all).
+std::vector<LiveRecord> live_records(const std::string& dir,
+                                     const std::function<bool(std::string_view)>& wanted = {});
 
 }  // namespace dlock::file_backend
 

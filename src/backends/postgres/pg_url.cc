@@ -43,35 +43,41 @@ void check_ports(std::string_view url, std::string_view ports) {
   }
 }
 
-// libpq's connect_timeout as libpq reads it: whole seconds, 1 taken as 2; nothing for 0 or
-// less (libpq's "wait for ever", which dlock's default bounds) or text that is no number.
-std::optional<std::chrono::milliseconds> libpq_connect_timeout(const char* text) {
-  if (text == nullptr) return std::nullopt;
-  const std::string_view value(text);
+// libpq's connect_timeout as libpq reads it: whole seconds, blanks around them allowed, 1
+// taken as 2; nothing for 0 or less (libpq's "wait for ever", which dlock's default bounds).
+// Throws as bad_url for text that is no number, which libpq would refuse when connecting.
+std::optional<std::chrono::milliseconds> libpq_connect_timeout(std::string_view url,
+                                                               std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t\n\r\f\v");
+  const std::size_t last = text.find_last_not_of(" \t\n\r\f\v");
+  const std::string_view value =
+      first == std::string_view::npos ? std::string_view() : text.substr(first, last - first + 1);
   int seconds = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-  if (ec != std::errc() || end != value.data() + value.size() || seconds <= 0) return std::nullopt;
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+    bad_url(url, "connect_timeout '" + std::string(text) + "' is not a whole number of seconds");
+  }
+  if (seconds <= 0) return std::nullopt;
   return std::chrono::seconds(std::max(seconds, 2));
 }
 
-// Asks libpq whether it can read `conninfo`; a URL it cannot read is a bad URL. Returns the
-// connect_timeout that `conninfo` gives, or else PGCONNECT_TIMEOUT, as libpq would take it.
-std::optional<std::chrono::milliseconds> check_with_libpq(std::string_view url,
-                                                          const std::string& conninfo) {
+// Asks libpq to read `conninfo`; a URL it cannot read is a bad URL. Returns the
+// connect_timeout that `conninfo` gives, or else PGCONNECT_TIMEOUT, as text.
+std::optional<std::string> read_with_libpq(std::string_view url, const std::string& conninfo) {
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
   if (options) {
     std::string ports;
-    const char* connect_timeout = std::getenv("PGCONNECT_TIMEOUT");
+    std::optional<std::string> connect_timeout;
+    if (const char* variable = std::getenv("PGCONNECT_TIMEOUT")) connect_timeout = variable;
     for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
       const std::string_view keyword(option->keyword);
       if (keyword == "port" && option->val != nullptr) ports = option->val;
       if (keyword == "connect_timeout" && option->val != nullptr) connect_timeout = option->val;
     }
-    const std::optional<std::chrono::milliseconds> timeout = libpq_connect_timeout(connect_timeout);
     PQconninfoFree(options);
     check_ports(url, ports);
-    return timeout;
+    return connect_timeout;
   }
   std::string why = error ? error : "libpq cannot read it";
   PQfreemem(error);
@@ -96,6 +102,7 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     options.conninfo = std::string(parts.rest);
   } else {
     check_no_stray_characters(url, url);
+    check_password_unsplit(url);
     std::string_view rest = parts.rest;
     const std::size_t question = rest.find('?');
     const std::string_view query =
@@ -103,7 +110,9 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     const std::string_view authority = rest.substr(2, rest.find_first_of("/?", 2) - 2);
     // libpq ends the user's password at its first '@', and would take the rest for a host.
     if (authority.find('@') != authority.rfind('@')) {
-      bad_url(url, "libpq would end the password at its first '@' and take the rest for a host");
+      bad_url(url,
+              "libpq would end the user or password at its first '@' and take the rest for a "
+              "host: write '@' in a user or password as %40");
     }
     std::string libpq_query;
     bool ttl_given = false;
@@ -136,11 +145,14 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
     if (ttl_given) sql::check_url_ttl(url, options.ttl);  // now, not once connected
     options.conninfo = "postgresql:" + std::string(rest.substr(0, question)) + libpq_query;
   }
-  const std::optional<std::chrono::milliseconds> libpq_timeout =
-      check_with_libpq(url, options.conninfo);
+  const std::optional<std::string> libpq_timeout = read_with_libpq(url, options.conninfo);
   // The query's connect_timeout= was read above, as a duration; a key=value string's, or
   // PGCONNECT_TIMEOUT, as libpq reads them.
-  if (!timeout_given && libpq_timeout) options.connect_timeout = *libpq_timeout;
+  if (!timeout_given && libpq_timeout) {
+    if (const auto timeout = libpq_connect_timeout(url, *libpq_timeout)) {
+      options.connect_timeout = *timeout;
+    }
+  }
   if (open_options.connect_timeout) {
     options.connect_timeout = std::min(options.connect_timeout, *open_options.connect_timeout);
   }

@@ -92,7 +92,9 @@ ClientOptions options_from_url(std::string_view url, const OpenOptions& open) {
   ClientOptions options;
   options.endpoint = endpoint_from_url(url, parts, tls, open, options.ttl);
   if (parts.authority.find(',') != std::string_view::npos) {
-    bad_url(url, "a redis:// URL names one server; several masters are redlock://h1:p1,h2:p2,...");
+    bad_url(url,
+            "a redis:// URL names one server; several masters are "
+            "redlock://h1:p1,h2:p2,... (without TLS)");
   }
   parse_host(url, parts.authority, options.endpoint);
   // Read now, as ZooKeeper and MySQL read theirs: a CA file that cannot be read is a bad URL,

@@ -128,11 +128,15 @@ end
 -- not: a counter spent, or a key that holds no counter.
 local LAST_TOKEN = 9007199254740991 - 4294967296
 local function fence_fault(now)
-  local text = redis.call('GET', fence)
+  -- pcall: a key of another type is no counter, and must not fail a release after its writes.
+  local text = redis.pcall('GET', fence)
   local last = 0
-  if text then last = tonumber(text) end
-  if not last then return 'DLOCKFENCE ' .. fence .. ' holds no fencing counter' end
-  if math.max(last + 1, now * 1000) > LAST_TOKEN then
+  if type(text) == 'table' then last = nil elseif text then last = tonumber(text) end
+  -- Lua 5.1 reads "nan" as a number, which no comparison holds for.
+  if not last or last ~= last then
+    return 'DLOCKFENCE ' .. fence .. ' holds no fencing counter'
+  end
+  if not (math.max(last + 1, now * 1000) <= LAST_TOKEN) then
     return 'DLOCKFENCE ' .. fence .. ' is spent: no larger fencing token can be given'
   end
 end
