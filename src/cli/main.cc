@@ -199,9 +199,10 @@ int show_list(const std::string& url, const OpenOptions& options, const std::str
       } catch (const Error& e) {
         const int failed = exit_status_for(e.code(), Phase::locking);
         if (failed == kUnavailable) throw;  // the server's, not the lock's
-        // Named once: ZooKeeper's messages start with the path already.
+        // Named once: some messages start with the lock's path already (not with a node's
+        // inside it, "/a/b: lock directory holds a child that cannot be ordered").
         std::string message = message_of(e);
-        if (!message.starts_with(path)) message = path + ": " + message;
+        if (!message.starts_with(path + ": ")) message = path + ": " + message;
         std::fprintf(stderr, "dlock: %s\n", printable(message, 1000).c_str());
         if (status == 0) status = failed;
       }

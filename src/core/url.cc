@@ -30,42 +30,63 @@ Url split_scheme(std::string_view url) {
 std::string_view splitting_password(std::string_view url) {
   const std::size_t authority = url.find("//");
   const std::size_t last_at = url.rfind('@');
-  if (authority == std::string_view::npos || last_at == std::string_view::npos) return {};
-  const std::size_t colon = url.find(':', authority + 2);
-  if (colon >= last_at) return {};
-  const std::string_view whole = url.substr(colon + 1, last_at - colon - 1);
-  // A port and a path ("h:2181/team@prod"), or an option's value ("?name=a@b"), hold an '@'
-  // of their own.
-  const std::string_view first = whole.substr(0, whole.find_first_of("/?#"));
-  const bool port =
-      !first.empty() && first.size() <= 5 &&
-      std::all_of(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (port || whole.find_first_of("=&") != std::string_view::npos) return {};
-  return whole.find_first_of("/?#@") == std::string_view::npos ? std::string_view() : whole;
+  if (authority == std::string_view::npos || last_at == std::string_view::npos ||
+      last_at < authority + 2) {
+    return {};
+  }
+  // All before the URL's last '@': the user information if a raw '/', '?' or '#' in it ended
+  // the authority early, or else an authority and a path or query that hold an '@'.
+  const std::string_view info = url.substr(authority + 2, last_at - authority - 2);
+  const std::size_t split = info.find_first_of("/?#");
+  if (split == std::string_view::npos) return {};  // the authority holds every '@'
+  if (info.find_first_of("=&") != std::string_view::npos) return {};  // "?name=a@b"
+  // An authority that ends in a port ("h:2181/team@prod", "u:p@h:5432/d@b") is one.
+  std::string_view host = info.substr(0, split);
+  host.remove_prefix(host.rfind('@') == std::string_view::npos ? 0 : host.rfind('@') + 1);
+  const std::size_t colon = host.rfind(':');
+  const std::string_view port =
+      colon == std::string_view::npos ? std::string_view() : host.substr(colon + 1);
+  const bool digits =
+      std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (colon > 0 && !port.empty() && port.size() <= 5 && digits) return {};
+  const std::size_t user_end = info.find(':');
+  return user_end == std::string_view::npos ? info : info.substr(user_end + 1);
 }
 
 namespace {
 
-// The passwords written in `url`, as written (not decoded).
-std::vector<std::string_view> passwords_in(std::string_view url) {
-  std::vector<std::string_view> found;
+// A password written in a URL, as written (not decoded). A piece of one is not to be hidden
+// where blanks stand on both sides of it: a word of a message ("a"), not a quoted name.
+struct Password {
+  std::string_view text;
+  bool piece = false;
+};
+
+// The passwords written in `url`, longest first, so that a longer one is hidden whole before a
+// shorter one inside it would cut it.
+std::vector<Password> passwords_in(std::string_view url) {
+  std::vector<Password> found;
+  // The pieces between the characters that split a URL: messages quote them (a database
+  // "cret@host" of "u:Se/cret@host", libpq's host "ss@host" of "u:Pa@ss@host").
+  const auto add_with_pieces = [&found](std::string_view password) {
+    found.push_back({password});
+    for (std::size_t piece = 0; piece < password.size();) {
+      const std::size_t next = std::min(password.find_first_of("/?#@:", piece), password.size());
+      if (next - piece < password.size())
+        found.push_back({password.substr(piece, next - piece), true});
+      piece = next + 1;
+    }
+  };
   // scheme://user:password@host...
   if (const std::size_t authority = url.find("//"); authority != std::string_view::npos) {
     const std::size_t end = url.find_first_of("/?", authority + 2);
     const std::size_t at = url.substr(0, end).rfind('@');
     if (at != std::string_view::npos && at > authority) {
       const std::size_t colon = url.substr(0, at).find(':', authority);
-      if (colon != std::string_view::npos) found.push_back(url.substr(colon + 1, at - colon - 1));
+      if (colon != std::string_view::npos) add_with_pieces(url.substr(colon + 1, at - colon - 1));
     }
-    // Messages quote the pieces of a password that split the URL (a database "cret@host", a
-    // host "ss@host"): the whole counts as a password, and each piece of it.
-    if (const std::string_view whole = splitting_password(url); !whole.empty()) {
-      found.push_back(whole);
-      for (std::size_t piece = 0; piece <= whole.size();) {
-        const std::size_t next = std::min(whole.find_first_of("/?#@", piece), whole.size());
-        found.push_back(whole.substr(piece, next - piece));
-        piece = next + 1;
-      }
+    if (const std::string_view split = splitting_password(url); !split.empty()) {
+      add_with_pieces(split);
     }
   }
   // password=value (and libpq's sslpassword=) in a query, up to the next '&', or in a libpq
@@ -96,29 +117,35 @@ std::vector<std::string_view> passwords_in(std::string_view url) {
     } else {
       while (end < url.size() && !blank(url[end])) ++end;
     }
-    found.push_back(url.substr(value, end - value));
+    found.push_back({url.substr(value, end - value)});
   }
+  std::stable_sort(found.begin(), found.end(), [](const Password& a, const Password& b) {
+    return a.text.size() > b.text.size();
+  });
   return found;
 }
 
 // Whether `text` has a password at [at, at + size): not a piece of a longer word (a password
 // "1" in "127.0.0.1", or "postgres" in "postgres://"), as told by what stands on either side of
 // it where URLs and messages quote one.
-bool stands_alone(const std::string& text, std::size_t at, std::size_t size) {
-  constexpr std::string_view kBefore = ":='\" \t\n";
-  constexpr std::string_view kAfter = "@'\"& \t\n";
-  const bool left = at == 0 || kBefore.find(text[at - 1]) != std::string_view::npos;
+// A piece may also stand between the characters that split it from the rest of its password.
+bool stands_alone(const std::string& text, std::size_t at, std::size_t size, bool piece) {
+  const std::string_view before = piece ? ":='\" \t\n/?#@" : ":='\" \t\n";
+  const std::string_view after = piece ? "@'\"& \t\n/?#:" : "@'\"& \t\n";
+  const bool left = at == 0 || before.find(text[at - 1]) != std::string_view::npos;
   const bool right =
-      at + size == text.size() || kAfter.find(text[at + size]) != std::string_view::npos;
-  return left && right;
+      at + size == text.size() || after.find(text[at + size]) != std::string_view::npos;
+  const bool word =
+      at > 0 && text[at - 1] == ' ' && at + size < text.size() && text[at + size] == ' ';
+  return left && right && !(piece && word);
 }
 
 }  // namespace
 
 void bad_url(std::string_view url, const std::string& why) {
   std::string hint;
-  if (splitting_password(url).find_first_of("/?#") != std::string_view::npos) {
-    hint = " (if the password holds a '/', '?', '#' or '@', write them as %2F, %3F, %23, %40)";
+  if (!splitting_password(url).empty()) {
+    hint = " (in a user or password, write '/', '?', '#' and '@' as %2F, %3F, %23, %40)";
   }
   throw Error(errc::invalid_argument,
               "backend URL '" + redacted(url) + "': " + redacted(why, url) + hint);
@@ -126,11 +153,11 @@ void bad_url(std::string_view url, const std::string& why) {
 
 std::string redacted(std::string_view text, std::string_view url) {
   std::string out(text);
-  for (const std::string_view password : passwords_in(url)) {
+  for (const auto& [password, piece] : passwords_in(url)) {
     if (password.empty()) continue;
     for (std::size_t at = out.find(password); at != std::string::npos;
          at = out.find(password, at + 1)) {
-      if (stands_alone(out, at, password.size())) out.replace(at, password.size(), "***");
+      if (stands_alone(out, at, password.size(), piece)) out.replace(at, password.size(), "***");
     }
   }
   return out;
@@ -173,8 +200,8 @@ void check_no_stray_characters(std::string_view url, std::string_view text) {
 }
 
 void check_password_unsplit(std::string_view url) {
-  if (splitting_password(url).find_first_of("/?#") != std::string_view::npos) {
-    bad_url(url, "the password holds a raw '/', '?' or '#'");
+  if (!splitting_password(url).empty()) {
+    bad_url(url, "the user or password holds a raw '/', '?' or '#'");
   }
 }
 

@@ -37,14 +37,16 @@ UrlParts split_url(std::string_view url, std::string_view rest, std::string_view
 // split_url() checks the URLs it splits.
 void check_no_stray_characters(std::string_view url, std::string_view text);
 
-// The text from the user's ':' to `url`'s last '@' when it holds a '/', '?', '#' or '@' and so
-// may be a password written unencoded, which splits the URL elsewhere than its writer meant;
-// else empty. Not when the text reads as a port and a path, or holds an option's '=' or '&'.
+// When a raw '/', '?' or '#' in the user information ended `url`'s authority early (the
+// URL's last '@' comes after it), the password as its writer meant it, from the user's ':' to
+// that '@' (all of the user information if it has no ':'); else empty. Not when what comes
+// before the '/', '?' or '#' reads as an authority ending in a port ("h:2181/team@prod"), or
+// when an option's '=' or '&' comes before the '@' ("?name=a@b"). An '@' alone is read right:
+// the authority ends at its last '@'.
 std::string_view splitting_password(std::string_view url);
 
-// Throws as bad_url if splitting_password(url) holds a '/', '?' or '#', which end the
-// authority early (an '@' alone is read right: the authority ends at its last '@').
-// split_url() checks the URLs it splits.
+// Throws as bad_url if splitting_password(url) finds one. split_url() checks the URLs it
+// splits.
 void check_password_unsplit(std::string_view url);
 
 // "host[:port]" or "[v6 address][:port]" of a URL's authority: the host (without brackets)

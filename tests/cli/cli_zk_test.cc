@@ -218,7 +218,7 @@ TEST_F(CliZkTest, ListShowsEveryLockItCanAndNamesTheOnesItCannot) {
 
   const Finished listed = run(dlock({"list", "--json", "/tree"}));
   EXPECT_EQ(77, listed.status) << listed.err;  // the first it could not show: /tree/hidden
-  EXPECT_NE(std::string::npos, listed.err.find("/tree/outer")) << listed.err;
+  EXPECT_NE(std::string::npos, listed.err.find("/tree/outer: /tree/outer/inner")) << listed.err;
   EXPECT_NE(std::string::npos, listed.err.find("/tree/hidden")) << listed.err;
   std::vector<std::string> paths;
   for (const auto& lock : nlohmann::json::parse(listed.out)) paths.push_back(lock["path"]);

@@ -1,6 +1,7 @@
 // The local file backend: exclusion within one process and across processes, shared and
 // semaphore roles, tokens, status and list, deadlines and cancellation.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -202,6 +203,38 @@ TEST_F(FileBackendTest, AReaderLetsAWriterWaitingAheadOfItGoFirst) {
   holding.unlock_shared();
   EXPECT_TRUE(wrote.get());
   EXPECT_TRUE(later.try_lock_shared());
+}
+
+// A waiting writer stopped with Ctrl-Z or SIGSTOP keeps its record flocked, and held every
+// reader up until it was continued (found by a hostile probe). It stops touching the record,
+// and readers pass it after a second.
+TEST_F(FileBackendTest, AReaderPassesAWaitingWriterThatWasStopped) {
+  backend_.reset();  // fork() while single-threaded
+  int go[2];
+  ASSERT_EQ(0, pipe(go));
+  const pid_t child = fork();
+  if (child == 0) {
+    close(go[1]);
+    char byte;
+    (void)!read(go[0], &byte, 1);
+    SharedMutex writer(file::Backend::open({.directory = dir_}), "/rw");
+    _exit(writer.try_lock_for(60s) ? 0 : 1);
+  }
+  close(go[0]);
+  backend_ = file::Backend::open({.directory = dir_});
+  SharedMutex holding(backend_, "/rw"), later(backend_, "/rw");
+  ASSERT_TRUE(holding.try_lock_shared());
+  ASSERT_EQ(1, write(go[1], "g", 1));
+  for (int polls = 0; backend_->status("/rw").waiters.empty(); ++polls) {
+    ASSERT_LT(polls, 500) << "the writer never queued";
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(0, kill(child, SIGSTOP));
+  EXPECT_TRUE(later.try_lock_shared_for(10s)) << "the stopped writer held the reader up";
+  kill(child, SIGKILL);
+  int ignored = 0;
+  waitpid(child, &ignored, 0);
+  close(go[1]);
 }
 
 TEST_F(FileBackendTest, SemaphoreAdmitsPermitsHolders) {

@@ -71,6 +71,25 @@ TEST(Redacted, APasswordThatSplitsTheUrlIsRefusedOnEveryScheme) {
   EXPECT_EQ(redacted("zk://h:2181/team@prod?x=1"), "zk://h:2181/team@prod?x=1");
   EXPECT_EQ(redacted("postgres://u@h:5432/db?application_name=a@b"),
             "postgres://u@h:5432/db?application_name=a@b");
+  // Found by a second probe: an '@' before the '/' (only the text before it was hidden), a
+  // '/' in the user name (the password was quoted as a database), and a password with an '@'
+  // in the path behind it (taken for a split one).
+  for (const char* url :
+       {"zk://usr:TOP@SEC/RET@127.0.0.1:1/ch", "redis://:TOP@SEC?RET@127.0.0.1:1",
+        "mysql://u:TOP@SEC:RET/X@127.0.0.1:1/db", "redis://us/er:TOPSECRET@127.0.0.1:1/0"}) {
+    SCOPED_TRACE(url);
+    const std::string message = bad_url_message(url);
+    for (const char* piece : {"TOP", "SEC", "RET"}) {
+      EXPECT_EQ(message.find(piece), std::string::npos) << message;
+    }
+  }
+  for (const char* url : {"zk://u:pw@127.0.0.1:1/team@prod?nonsense=1",
+                          "mysql://u:pw@127.0.0.1:1/team@prod?nonsense=1"}) {
+    SCOPED_TRACE(url);
+    const std::string message = bad_url_message(url);
+    EXPECT_NE(message.find("nonsense"), std::string::npos) << message;
+    EXPECT_NE(message.find("team@prod"), std::string::npos) << message;
+  }
 }
 
 TEST(Redacted, HidesThePasswordInWhatAParserQuotes) {

@@ -40,16 +40,22 @@ std::string padded(std::uint64_t n) {
 // Ends the record name of a waiter that excludes readers (a writer, or a Mutex on the name).
 constexpr std::string_view kExcludesReaders = "-w";
 
+// A waiting writer polls at least every kLongestPoll; one whose record has not been touched
+// for this long is stopped, not waiting.
+constexpr Clock::duration kStalled = std::chrono::seconds(1);
+
+bool excludes_readers(ContenderSpec::Role role) {
+  return role == ContenderSpec::Role::exclusive || role == ContenderSpec::Role::writer;
+}
+
 // A waiter record's name: its arrival time first, so names sort in arrival order.
 std::string waiter_name(ContenderSpec::Role role) {
   static std::atomic<unsigned long> counter{0};
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  const bool excludes_readers =
-      role == ContenderSpec::Role::exclusive || role == ContenderSpec::Role::writer;
   return padded(static_cast<std::uint64_t>(
              std::chrono::duration_cast<std::chrono::nanoseconds>(now).count())) +
          "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
-         std::string(excludes_readers ? kExcludesReaders : "");
+         std::string(excludes_readers(role) ? kExcludesReaders : "");
 }
 
 // A flock on one file, with this process's claim on it.
@@ -114,6 +120,7 @@ class FileSteps final : public detail::PollingAttempt::Steps {
 
   std::shared_ptr<detail::Holding> try_take() override {
     const std::string& dir = site_->dir;
+    if (excludes_readers(site_->spec.role)) waiting_.touch();  // still waiting: see below
     if (!shape_) {
       make_directories(dir);
       open_lock_file(dir + "/" + std::string(kLockFile));  // marks the directory as a lock
@@ -159,11 +166,23 @@ class FileSteps final : public detail::PollingAttempt::Steps {
   // Whether a writer waits that came before this reader: the reader lets it go first. flock
   // queues nobody, so readers whose holds overlap would keep a waiting writer out for ever.
   // Only those writers' records are opened: a poll costs no more for the readers that wait.
+  // A writer that has not polled for kStalled (stopped with Ctrl-Z or SIGSTOP: its record
+  // stays flocked) is passed, or it would hold every reader up until it is continued.
   bool writer_waits_ahead() const {
-    const auto ahead = [this](std::string_view name) {
-      return name.ends_with(kExcludesReaders) && (waiting_name_.empty() || name < waiting_name_);
+    const std::string dir = site_->dir + "/" + std::string(kWaitersDir);
+    const auto now = std::chrono::system_clock::now();
+    const auto ahead = [&](std::string_view name) {
+      if (!name.ends_with(kExcludesReaders)) return false;
+      if (!waiting_name_.empty() && name >= waiting_name_) return false;
+      struct stat st {};
+      if (::stat((dir + "/" + std::string(name)).c_str(), &st) != 0) return false;
+      const auto polled = std::chrono::system_clock::time_point(
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+              std::chrono::seconds(st.st_mtim.tv_sec) +
+              std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+      return now - polled < kStalled;
     };
-    return !live_records(site_->dir + "/" + std::string(kWaitersDir), ahead).empty();
+    return !live_records(dir, ahead).empty();
   }
 
   const std::shared_ptr<const Site> site_;

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,6 +86,10 @@ void Record::remove() noexcept {
   if (!path_.empty() && fd_.owned_here()) ::unlink(path_.c_str());
   path_.clear();
   fd_.reset();
+}
+
+void Record::touch() noexcept {
+  if (fd_.get() >= 0) ::futimens(fd_.get(), nullptr);
 }
 
 std::vector<LiveRecord> live_records(const std::string& dir,

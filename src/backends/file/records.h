@@ -29,6 +29,9 @@ class Record {
   // closes the child's descriptor: the record, and its lock, are the parent's.
   void remove() noexcept;
   const std::string& path() const noexcept { return path_; }
+  // Sets the record's modification time to now: a sign that its owner still runs. Errors are
+  // ignored (the record is older than it should be, no more).
+  void touch() noexcept;
 
  private:
   FlockFd fd_;
