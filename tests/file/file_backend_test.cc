@@ -32,6 +32,15 @@ class FileBackendTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
+  // Whether status(path) shows a waiter within 5 s.
+  bool someone_waits(const std::string& path) {
+    for (int polls = 0; polls < 500; ++polls) {
+      if (!backend_->status(path).waiters.empty()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
   std::string dir_;
   std::shared_ptr<file::Backend> backend_;
 };
@@ -195,10 +204,7 @@ TEST_F(FileBackendTest, AReaderLetsAWriterWaitingAheadOfItGoFirst) {
     if (got) writer.unlock();
     return got;
   });
-  for (int polls = 0; backend_->status("/rw").waiters.empty(); ++polls) {
-    ASSERT_LT(polls, 500) << "the writer never queued";
-    std::this_thread::sleep_for(10ms);
-  }
+  ASSERT_TRUE(someone_waits("/rw")) << "the writer never queued";
   EXPECT_FALSE(later.try_lock_shared_for(300ms)) << "a reader passed the waiting writer";
   holding.unlock_shared();
   EXPECT_TRUE(wrote.get());
@@ -225,10 +231,7 @@ TEST_F(FileBackendTest, AReaderPassesAWaitingWriterThatWasStopped) {
   SharedMutex holding(backend_, "/rw"), later(backend_, "/rw");
   ASSERT_TRUE(holding.try_lock_shared());
   ASSERT_EQ(1, write(go[1], "g", 1));
-  for (int polls = 0; backend_->status("/rw").waiters.empty(); ++polls) {
-    ASSERT_LT(polls, 500) << "the writer never queued";
-    std::this_thread::sleep_for(10ms);
-  }
+  ASSERT_TRUE(someone_waits("/rw")) << "the writer never queued";
   ASSERT_EQ(0, kill(child, SIGSTOP));
   EXPECT_TRUE(later.try_lock_shared_for(10s)) << "the stopped writer held the reader up";
   kill(child, SIGKILL);
