@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <limits>
 #include <optional>
@@ -30,6 +31,34 @@ class FileBackendTest : public ::testing::Test {
   void TearDown() override {
     backend_.reset();
     std::filesystem::remove_all(dir_);
+  }
+
+  // A child process that waits for go(), then opens the backend of dir_ and exits with what
+  // `body` returns (0 for success). Fork while single-threaded: backend_ reset first.
+  struct Child {
+    pid_t pid = -1;
+    int go_fd = -1;
+    void go() const { ASSERT_EQ(1, write(go_fd, "g", 1)); }
+    // Its exit status, or -1 if it did not exit.
+    int wait() const {
+      int status = 0;
+      close(go_fd);
+      if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+      return WEXITSTATUS(status);
+    }
+  };
+  Child fork_child(const std::function<bool(std::shared_ptr<file::Backend>)>& body) {
+    int go[2];
+    if (pipe(go) != 0) return {};
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(go[1]);
+      char byte;
+      (void)!read(go[0], &byte, 1);
+      _exit(body(file::Backend::open({.directory = dir_})) ? 0 : 1);
+    }
+    close(go[0]);
+    return {pid, go[1]};
   }
 
   // Whether status(path) shows a waiter within 5 s.
@@ -157,25 +186,13 @@ TEST_F(FileBackendTest, AForkedChildNeitherKeepsNorFreesItsParentsLock) {
 TEST_F(FileBackendTest, AForkedChildTakesALockItsParentHasLetGo) {
   Lease lease = Mutex(backend_, "/handed-down").acquire();
   backend_.reset();  // a Lease on files outlives its backend: fork() while single-threaded
-  int released[2];
-  ASSERT_EQ(0, pipe(released));
-  const pid_t child = fork();
-  if (child == 0) {
-    close(released[1]);
-    char byte;
-    (void)!read(released[0], &byte, 1);
-    Mutex mine(file::Backend::open({.directory = dir_}), "/handed-down");
-    _exit(mine.try_lock_for(2s) ? 0 : 1);
-  }
-  close(released[0]);
+  const Child child = fork_child([](std::shared_ptr<file::Backend> backend) {
+    return Mutex(std::move(backend), "/handed-down").try_lock_for(2s);
+  });
+  ASSERT_GT(child.pid, 0);
   lease.release();
-  char byte = 1;
-  ASSERT_EQ(1, write(released[1], &byte, 1));
-  int status = 0;
-  ASSERT_EQ(child, waitpid(child, &status, 0));
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(0, WEXITSTATUS(status)) << "the child could not take the lock its parent let go";
-  close(released[1]);
+  child.go();
+  EXPECT_EQ(0, child.wait()) << "the child could not take the lock its parent let go";
 }
 
 TEST_F(FileBackendTest, ReadersShareWritersExclude) {
@@ -216,28 +233,19 @@ TEST_F(FileBackendTest, AReaderLetsAWriterWaitingAheadOfItGoFirst) {
 // and readers pass it after a second.
 TEST_F(FileBackendTest, AReaderPassesAWaitingWriterThatWasStopped) {
   backend_.reset();  // fork() while single-threaded
-  int go[2];
-  ASSERT_EQ(0, pipe(go));
-  const pid_t child = fork();
-  if (child == 0) {
-    close(go[1]);
-    char byte;
-    (void)!read(go[0], &byte, 1);
-    SharedMutex writer(file::Backend::open({.directory = dir_}), "/rw");
-    _exit(writer.try_lock_for(60s) ? 0 : 1);
-  }
-  close(go[0]);
+  const Child child = fork_child([](std::shared_ptr<file::Backend> backend) {
+    return SharedMutex(std::move(backend), "/rw").try_lock_for(60s);
+  });
+  ASSERT_GT(child.pid, 0);
   backend_ = file::Backend::open({.directory = dir_});
   SharedMutex holding(backend_, "/rw"), later(backend_, "/rw");
   ASSERT_TRUE(holding.try_lock_shared());
-  ASSERT_EQ(1, write(go[1], "g", 1));
+  child.go();
   ASSERT_TRUE(someone_waits("/rw")) << "the writer never queued";
-  ASSERT_EQ(0, kill(child, SIGSTOP));
+  ASSERT_EQ(0, kill(child.pid, SIGSTOP));
   EXPECT_TRUE(later.try_lock_shared_for(10s)) << "the stopped writer held the reader up";
-  kill(child, SIGKILL);
-  int ignored = 0;
-  waitpid(child, &ignored, 0);
-  close(go[1]);
+  kill(child.pid, SIGKILL);
+  child.wait();
 }
 
 TEST_F(FileBackendTest, SemaphoreAdmitsPermitsHolders) {

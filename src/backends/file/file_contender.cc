@@ -170,16 +170,14 @@ class FileSteps final : public detail::PollingAttempt::Steps {
   // stays flocked) is passed, or it would hold every reader up until it is continued.
   bool writer_waits_ahead() const {
     const std::string dir = site_->dir + "/" + std::string(kWaitersDir);
-    const auto now = std::chrono::system_clock::now();
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
     const auto ahead = [&](std::string_view name) {
       if (!name.ends_with(kExcludesReaders)) return false;
       if (!waiting_name_.empty() && name >= waiting_name_) return false;
       struct stat st {};
       if (::stat((dir + "/" + std::string(name)).c_str(), &st) != 0) return false;
-      const auto polled = std::chrono::system_clock::time_point(
-          std::chrono::duration_cast<std::chrono::system_clock::duration>(
-              std::chrono::seconds(st.st_mtim.tv_sec) +
-              std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+      const auto polled =
+          std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
       return now - polled < kStalled;
     };
     return !live_records(dir, ahead).empty();
