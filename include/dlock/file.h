@@ -42,8 +42,10 @@
 namespace dlock::file {
 
 struct Options {
-  // Absolute path of the lock directory; empty for default_directory(). Created (mode 0700)
-  // with its parents if missing.
+  // Absolute path of the lock directory; empty for default_directory(). Created with its
+  // parents if missing. Directories and files in it are created with what the umask leaves of
+  // 0777 and 0666: users of one group share a directory's locks if it is the group's (setgid)
+  // and their umask is 002; users who may only read it can read status and list.
   std::string directory{};
 };
 

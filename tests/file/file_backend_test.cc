@@ -1,7 +1,9 @@
 // The local file backend: exclusion within one process and across processes, shared and
 // semaphore roles, tokens, status and list, deadlines and cancellation.
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,8 +35,10 @@ class FileBackendTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // A child process that waits for go(), then opens the backend of dir_ and exits with what
-  // `body` returns (0 for success). Fork while single-threaded: backend_ reset first.
+  // A child process that waits for go(), then (as the user `as`, if given) opens the backend of
+  // dir_ and exits with what `body` returns (0 for success; 2 if it could not become `as`, 3 if
+  // `body` threw).
+  // Fork while single-threaded: backend_ reset first.
   struct Child {
     pid_t pid = -1;
     int go_fd = -1;
@@ -47,7 +51,12 @@ class FileBackendTest : public ::testing::Test {
       return WEXITSTATUS(status);
     }
   };
-  Child fork_child(const std::function<bool(std::shared_ptr<file::Backend>)>& body) {
+  struct User {
+    uid_t uid;
+    gid_t gid;
+  };
+  Child fork_child(const std::function<bool(std::shared_ptr<file::Backend>)>& body,
+                   std::optional<User> as = {}) {
     int go[2];
     if (pipe(go) != 0) return {};
     const pid_t pid = fork();
@@ -55,7 +64,14 @@ class FileBackendTest : public ::testing::Test {
       close(go[1]);
       char byte;
       (void)!read(go[0], &byte, 1);
-      _exit(body(file::Backend::open({.directory = dir_})) ? 0 : 1);
+      if (as && (setgroups(0, nullptr) != 0 || setgid(as->gid) != 0 || setuid(as->uid) != 0)) {
+        _exit(2);
+      }
+      try {
+        _exit(body(file::Backend::open({.directory = dir_})) ? 0 : 1);
+      } catch (...) {
+        _exit(3);  // not back into the test runner, which would go on in this child
+      }
     }
     close(go[0]);
     return {pid, go[1]};
@@ -246,6 +262,49 @@ TEST_F(FileBackendTest, AReaderPassesAWaitingWriterThatWasStopped) {
   EXPECT_TRUE(later.try_lock_shared_for(10s)) << "the stopped writer held the reader up";
   kill(child.pid, SIGKILL);
   child.wait();
+}
+
+// Lock files once took mode 0600 and directories 0700 whatever the umask: another user failed
+// every lock and every status in a directory shared through its group.
+TEST_F(FileBackendTest, UsersOfTheDirectorysGroupShareItsLocksAndOthersReadStatus) {
+  if (geteuid() != 0) GTEST_SKIP() << "acting as other users needs root";
+  constexpr gid_t kGroup = 65534;
+  const User member{65534, kGroup}, outsider{65534, 65533};
+  backend_.reset();
+  ASSERT_EQ(0, chown(dir_.c_str(), 0, kGroup));
+  ASSERT_EQ(0, chmod(dir_.c_str(), 02775));
+  const mode_t umask_before = umask(002);
+  const Child waits = fork_child(
+      [](std::shared_ptr<file::Backend> backend) {
+        const LockStatus seen = backend->status("/shared");
+        Mutex m(std::move(backend), "/shared");
+        return seen.holders.size() == 1 && m.try_lock_for(20s) &&
+               m.token() > seen.holders.front().token;
+      },
+      member);
+  const Child reads = fork_child(
+      [](std::shared_ptr<file::Backend> backend) {
+        if (backend->status("/shared").holders.size() != 1) return false;
+        try {
+          Mutex(std::move(backend), "/shared").try_lock();
+        } catch (const Error& e) {
+          return e.code() == errc::permission_denied;
+        }
+        return false;
+      },
+      outsider);
+  ASSERT_GT(waits.pid, 0);
+  ASSERT_GT(reads.pid, 0);
+  backend_ = file::Backend::open({.directory = dir_});
+  Mutex held(backend_, "/shared");
+  ASSERT_TRUE(held.try_lock());
+  umask(umask_before);
+  reads.go();
+  EXPECT_EQ(0, reads.wait()) << "a user outside the group could not read status, or locked";
+  waits.go();
+  EXPECT_TRUE(someone_waits("/shared")) << "a user of the group could not queue";
+  held.unlock();
+  EXPECT_EQ(0, waits.wait()) << "a user of the group could not take the lock after root";
 }
 
 TEST_F(FileBackendTest, SemaphoreAdmitsPermitsHolders) {

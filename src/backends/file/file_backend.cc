@@ -42,7 +42,9 @@ void check_directory(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) throw_errno(errno, dir);
   if (!S_ISDIR(st.st_mode)) throw Error(errc::backend_failure, dir + " is not a directory");
-  if (::access(dir.c_str(), R_OK | W_OK | X_OK) != 0) throw_errno(errno, dir);
+  // Not W_OK: a user who may only read the directory can still ask for status and list; a
+  // lock fails with permission_denied, naming what it could not create.
+  if (::access(dir.c_str(), R_OK | X_OK) != 0) throw_errno(errno, dir);
 }
 
 bool is_file(const std::string& path) {

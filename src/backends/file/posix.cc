@@ -52,14 +52,14 @@ bool take_flock(int fd, int operation, const std::string& path) {
 }
 
 Fd open_lock_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd < 0) throw_errno(errno, path);
   return Fd(fd);
 }
 
 void make_directory(const std::string& path) {
   // EEXIST is fine whoever made it; whether it is a usable directory shows at the next open.
-  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+  if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
     throw_errno(errno, "cannot create the lock directory " + path);
   }
 }

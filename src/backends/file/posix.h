@@ -76,13 +76,17 @@ std::string errno_detail(int err, const std::string& what);
 // Throws as throw_errno, naming `path`.
 bool take_flock(int fd, int operation, const std::string& path);
 
-// Opens (creating if needed, mode 0600) `path` read-write, close-on-exec so that commands
-// run by the holder never inherit a lock. Throws as throw_errno.
+// Opens (creating if needed) `path` read-write, close-on-exec so that commands run by the
+// holder never inherit a lock. Throws as throw_errno.
+//
+// Files and directories are created with what the umask leaves of 0666 and 0777, as flock(1)'s
+// lock files are: users who share a directory through its group (setgid, umask 002) share its
+// locks, and others can read status. The default directory stays private: it is mode 0700.
 Fd open_lock_file(const std::string& path);
 
-// mkdir with mode 0700; one that exists already is fine. Throws as throw_errno.
+// mkdir; one that exists already is fine. Throws as throw_errno.
 void make_directory(const std::string& path);
-// mkdir -p with mode 0700 for the directories it creates. Throws as throw_errno.
+// mkdir -p. Throws as throw_errno.
 void make_directories(const std::string& path);
 
 }  // namespace dlock::file_backend

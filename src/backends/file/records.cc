@@ -51,7 +51,7 @@ Record Record::publish(const std::string& dir, const std::string& name, std::str
   int fd = -1;
   do {
     temporary = dir + "/" + temporary_name();
-    fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   } while (fd < 0 && errno == EEXIST);
   if (fd < 0) throw_errno(errno, temporary);
   Record record;
