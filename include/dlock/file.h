@@ -43,9 +43,10 @@ namespace dlock::file {
 
 struct Options {
   // Absolute path of the lock directory; empty for default_directory(). Created with its
-  // parents if missing. Directories and files in it are created with what the umask leaves of
-  // 0777 and 0666: users of one group share a directory's locks if it is the group's (setgid)
-  // and their umask is 002; users who may only read it can read status and list.
+  // parents, if missing, by the first lock taken in it: status and list make nothing.
+  // Directories and files in it are created with what the umask leaves of 0777 and 0666:
+  // users of one group share a directory's locks if it is the group's (setgid) and their umask
+  // is 002; users who may only read it can read status and list.
   std::string directory{};
 };
 
@@ -58,9 +59,11 @@ DLOCK_EXPORT std::string default_directory();
 class DLOCK_EXPORT Backend : public dlock::Backend {
  public:
   // Throws dlock::Error: invalid_argument (a relative directory), permission_denied (the
-  // directory cannot be created or opened, or it is owned by another user, or it is a
-  // symbolic link, as a /tmp squatter's would be), backend_failure (any other system error;
-  // the message names the path and the system's reason).
+  // directory cannot be read; the default directory also if it cannot be created, or is owned
+  // by another user, or is a symbolic link, as a /tmp squatter's would be), backend_failure
+  // (any other system error, or the path names no directory; the message names the path and
+  // the system's reason). A named directory that cannot be created fails the first lock with
+  // permission_denied or backend_failure.
   static std::shared_ptr<Backend> open(Options options);
   ~Backend() override;
 

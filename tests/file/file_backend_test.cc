@@ -366,6 +366,19 @@ TEST_F(FileBackendTest, AComponentTooLongLeavesNoDirectory) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/parent"));
 }
 
+// status and list of a directory that does not exist yet made it (a typo left one behind); the
+// first lock makes it.
+TEST_F(FileBackendTest, OnlyALockMakesAMissingDirectory) {
+  const std::string missing = dir_ + "/not/yet";
+  const auto backend = file::Backend::open({.directory = missing});
+  EXPECT_TRUE(backend->status("/a").holders.empty());
+  EXPECT_TRUE(backend->list("/").empty());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/not"));
+  Mutex mutex(backend, "/a");
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(1u, backend->status("/a").holders.size());
+}
+
 TEST_F(FileBackendTest, TokensIncreasePerLock) {
   Mutex m(backend_, "/tokens");
   std::uint64_t last = 0;

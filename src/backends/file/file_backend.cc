@@ -120,8 +120,9 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     // made again.
     make_directory(dir);
     check_private_directory(dir);
-  } else {
-    make_directories(dir);
+  } else if (::access(dir.c_str(), F_OK) == 0 || errno != ENOENT) {
+    // A missing one is made by the first lock in it, not by status or list (a typo would
+    // leave a directory behind).
     check_directory(dir);
   }
   return std::shared_ptr<Backend>(new Backend(std::make_shared<Impl>(std::move(dir))));
