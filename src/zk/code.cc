@@ -82,6 +82,9 @@ std::error_code to_dlock_error(std::error_code ec) noexcept {
       return errc::auth_failed;
     case Code::closing:
       return errc::session_closed;
+    case Code::connection_loss:
+    case Code::operation_timeout:
+      return errc::connection_lost;
     default:
       return errc::backend_failure;
   }

@@ -363,6 +363,39 @@ TEST_F(FaultTest, DeadlineHoldsWhileTheServerIsSilent) {
   EXPECT_TRUE(eventually([&] { return contenders("/locks/x").size() == 1; }));
 }
 
+// status() and list() with the connection down threw backend_failure at once (found by a
+// hostile probe of the API): they wait for the connection, as the lock calls do, and at the
+// deadline say that it is down.
+TEST_F(FaultTest, StatusAndListWaitOutALostConnectionAndElseSaySo) {
+  auto holder_session = connect();
+  auto session = connect_via(proxy_, 4000ms);
+  Mutex holder(holder_session, "/locks/x");
+  holder.lock();
+  proxy_.blackhole();
+  auto status = std::async(std::launch::async, [&] {
+    return session->status("/locks/x", Clock::now() + 20s).holders.size();
+  });
+  auto list =
+      std::async(std::launch::async, [&] { return session->list("/locks", Clock::now() + 20s); });
+  // Past the read timeout (two thirds of the session timeout): the connection is given up.
+  std::this_thread::sleep_for(3500ms);
+  proxy_.pass();
+  EXPECT_EQ(status.get(), 1u);
+  EXPECT_EQ(list.get(), std::vector<std::string>{"/locks/x"});
+  proxy_.blackhole();
+  for (const bool listing : {false, true}) {
+    try {
+      const auto deadline = Clock::now() + 5s;
+      listing ? (void)session->list("/locks", deadline)
+              : (void)session->status("/locks/x", deadline);
+      ADD_FAILURE() << "an answer with the connection down";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::connection_lost) << e.what();
+    }
+  }
+  proxy_.pass();
+}
+
 // Pitfall 11: connection flaps while waiting never look like an acquisition.
 TEST_F(FaultTest, ConnectionFlapsWhileWaitingDoNotGrantTheLock) {
   auto holder_session = connect();

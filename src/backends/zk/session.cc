@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include <dlock/error.h>
 #include <dlock/zk/session.h>
@@ -110,6 +111,39 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     if (!client) throw Error(ec, options_.hosts);
     return client;
   }
+
+  // Runs `read(client)` (status, list: reads only, so safe to repeat) until it returns
+  // without a connection error, waiting for the connection between tries; at the deadline,
+  // the last connection error. A server restarting, or a fail-over to another member, is
+  // waited out as a lock call waits it out.
+  template <class Read>
+  auto read_when_connected(Clock::time_point deadline, const std::string& what, Read read) {
+    for (;;) {
+      std::shared_ptr<Client> client = client_or_throw();
+      try {
+        return read(*client);
+      } catch (const Error& e) {
+        if (e.code() != errc::connection_lost) throw;
+        Pending<std::error_code> connected;
+        client->when_connected(connected.setter());
+        std::error_code ec;
+        try {
+          ec = connected.get(deadline, "");
+        } catch (const Error&) {
+          throw Error(errc::connection_lost, what + ": the connection to " + options_.hosts +
+                                                 " is down, and no server took it again in time");
+        }
+        // A client that died is replaced on the executor: do not spin until it is.
+        if (ec) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+  }
+
+  // One read of the lock at `dir` for status(); throws connection_lost if the connection broke.
+  LockStatus status_once(Client& client, const std::string& dir, Clock::time_point deadline);
+  // One walk of the tree at `prefix` for list(); throws as status_once().
+  std::vector<std::string> list_once(Client& client, const std::string& prefix,
+                                     Clock::time_point deadline);
 
   void open_client_locked() {
     const std::uint64_t generation = ++generation_;
@@ -481,23 +515,28 @@ void Session::close() noexcept { impl_->close(make_error_code(errc::session_clos
 
 LockStatus Session::read_status(std::string_view path, Clock::time_point deadline) {
   check_lock_path(path);
-  auto client = impl_->client_or_throw();
   const std::string dir(path);
+  return impl_->read_when_connected(deadline, "the status of " + dir, [&](Client& client) {
+    return impl_->status_once(client, dir, deadline);
+  });
+}
+
+LockStatus Session::Impl::status_once(Client& client, const std::string& dir,
+                                      Clock::time_point deadline) {
   // The directory's data holds a semaphore's permits; read it in the same round trip.
   Pending<std::string> recorded_permits;
-  client->get_data(dir, [set = recorded_permits.setter()](std::error_code, std::string data,
-                                                          const Stat&) { set(std::move(data)); });
+  client.get_data(dir, [set = recorded_permits.setter()](std::error_code, std::string data,
+                                                         const Stat&) { set(std::move(data)); });
   using Listing = std::pair<std::error_code, std::vector<std::string>>;
   Pending<Listing> listing;
-  client->get_children(
-      dir,
-      [set = listing.setter()](std::error_code ec, std::vector<std::string> children, const Stat&) {
-        set({ec, std::move(children)});
-      });
+  client.get_children(dir, [set = listing.setter()](
+                               std::error_code ec, std::vector<std::string> children, const Stat&) {
+    set({ec, std::move(children)});
+  });
   auto [ec, children] = listing.get(deadline, "listing " + dir);
   LockStatus status{.path = dir};
   if (ec == Code::no_node) {
-    impl_->check_chroot(*client, deadline);
+    check_chroot(client, deadline);
     return status;
   }
   throw_if(ec, "listing " + dir);
@@ -522,23 +561,25 @@ LockStatus Session::read_status(std::string_view path, Clock::time_point deadlin
     permits = named != entries.end() ? named->permits
                                      : static_cast<std::uint32_t>(std::atoi(permits_text.c_str()));
   }
-  // One pipelined read per contender; a contender that left meanwhile is skipped.
-  std::vector<Pending<std::optional<QueueEntry>>> reads(children.size());
+  // One pipelined read per contender; a contender that left meanwhile is skipped, and one
+  // that could not be read fails the status rather than vanish from it.
+  using Read = std::pair<std::error_code, QueueEntry>;
+  std::vector<Pending<Read>> reads(children.size());
   for (std::size_t i = 0; i < children.size(); ++i) {
-    client->get_data(
+    client.get_data(
         dir + "/" + children[i], [set = reads[i].setter(), name = children[i]](
                                      std::error_code ec, std::string data, const Stat& stat) {
-          if (ec) return set(std::nullopt);
           QueueEntry entry{.node = name, .token = static_cast<std::uint64_t>(stat.czxid)};
-          detail::decode_holder_data(data, entry);
-          set(std::move(entry));
+          if (!ec) detail::decode_holder_data(data, entry);
+          set({ec, std::move(entry)});
         });
   }
   for (std::size_t i = 0; i < children.size(); ++i) {
-    std::optional<QueueEntry> entry = reads[i].get(deadline, "reading the contenders of " + dir);
-    if (!entry) continue;
+    auto [read_ec, entry] = reads[i].get(deadline, "reading the contenders of " + dir);
+    if (read_ec == Code::no_node) continue;
+    throw_if(read_ec, "reading " + dir + "/" + children[i]);
     const bool held = engine::rules_for(entries[i].role).decide(entries, i, permits).held;
-    (held ? status.holders : status.waiters).push_back(std::move(*entry));
+    (held ? status.holders : status.waiters).push_back(std::move(entry));
   }
   return status;
 }
@@ -556,7 +597,14 @@ bool is_contender(std::string_view name) {
 
 std::vector<std::string> Session::read_list(std::string_view prefix, Clock::time_point deadline) {
   if (prefix != "/") check_lock_path(prefix);
-  auto client = impl_->client_or_throw();
+  const std::string start(prefix);
+  return impl_->read_when_connected(deadline, "the list of " + start, [&](Client& client) {
+    return impl_->list_once(client, start, deadline);
+  });
+}
+
+std::vector<std::string> Session::Impl::list_once(Client& client, const std::string& prefix,
+                                                  Clock::time_point deadline) {
   std::vector<std::string> locks;
   std::vector<std::string> to_visit{std::string(prefix)};
   while (!to_visit.empty()) {
@@ -564,14 +612,14 @@ std::vector<std::string> Session::read_list(std::string_view prefix, Clock::time
     to_visit.pop_back();
     using Listing = std::pair<std::error_code, std::vector<std::string>>;
     Pending<Listing> listing;
-    client->get_children(
+    client.get_children(
         path, [set = listing.setter()](std::error_code ec, std::vector<std::string> children,
                                        const Stat&) {
           set({ec, std::move(children)});
         });
     auto [ec, children] = listing.get(deadline, "listing " + path);
     if (ec == Code::no_node) {
-      if (path == prefix) impl_->check_chroot(*client, deadline);
+      if (path == prefix) check_chroot(client, deadline);
       continue;
     }
     // A node below the prefix that another user's ACL keeps us from reading is listed: its
