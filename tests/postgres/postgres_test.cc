@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <future>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <dlock/dlock.h>
 
 #include "backends/postgres/pg_connection.h"
+#include "backends/postgres/pg_contender.h"
 #include "backends/postgres/pg_core.h"
 #include "core/executor.h"
 #include "eventually.h"
@@ -118,6 +120,24 @@ TEST_F(PostgresTest, ASchemaNamedInTheUrlHoldsDlocksObjects) {
                  "FROM pg_class WHERE relnamespace = '\"Locks_Here\"'::regnamespace AND relkind "
                  "= 'r'"),
             "dlock_contenders u, dlock_row_contenders u, dlock_row_locks p");
+}
+
+// A lock per permit, whose keys each attempt computed before it looked at its deadline: a
+// Semaphore of 10 million took 16 s and 600 MB of a try_lock_for(2s), and one of 2^32 - 1 never
+// ended (found by a hostile probe of the API).
+TEST_F(PostgresTest, ASemaphoreOfTooManyPermitsIsRefusedBeforeItReachesTheServer) {
+  auto backend = open();
+  Semaphore most(backend, "/big", postgres_backend::kMostPermits);
+  EXPECT_TRUE(most.try_lock());
+  most.unlock();
+  Semaphore too_many(backend, "/bigger", std::numeric_limits<std::uint32_t>::max());
+  try {
+    too_many.try_lock_for(2s);
+    ADD_FAILURE() << "took a semaphore of 2^32 - 1 permits";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::not_supported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mode=table"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(PostgresTest, BadInputFailsClearly) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <csignal>
 #include <future>
+#include <limits>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -68,6 +69,20 @@ TYPED_TEST(TableModeTest, ASemaphoreAdmitsItsPermitsAndMixingKindsIsRefused) {
   }
   a.unlock();
   EXPECT_TRUE(c.try_lock_for(2s));
+}
+
+// Every count a Semaphore takes works: PostgreSQL's table kept permits and slots in 32-bit
+// signed columns, and failed past 2^31 - 1 with the server's "out of range" (found by a
+// hostile probe of the API).
+TYPED_TEST(TableModeTest, ASemaphoreOfTheMostPermitsWorks) {
+  constexpr std::uint32_t kMost = std::numeric_limits<std::uint32_t>::max();
+  auto backend = this->open();
+  Semaphore a(backend, "/table/most", kMost), b(backend, "/table/most", kMost);
+  ASSERT_TRUE(a.try_lock());
+  ASSERT_TRUE(b.try_lock());
+  EXPECT_EQ(backend->status("/table/most").holders.size(), 2u);
+  EXPECT_GT(a.token(), 0u);
+  EXPECT_GT(b.token(), 0u);
 }
 
 TYPED_TEST(TableModeTest, AKilledHoldersLockIsFreeAfterTheExpiryNotBefore) {

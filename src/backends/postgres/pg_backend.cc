@@ -12,6 +12,7 @@
 #include "core/await_future.h"
 #include "core/holder_data.h"
 #include "core/lock_path.h"
+#include "core/refused_contender.h"
 #include "pg_contender.h"
 #include "pg_core.h"
 #include "pg_link.h"
@@ -163,6 +164,14 @@ std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path
                                                            const LockOptions& options) {
   if (impl_->table) return impl_->table->make_contender(path, spec, options);
   if (impl_->row) return impl_->row->make_contender(path, spec, options);
+  if (spec.role == ContenderSpec::Role::semaphore &&
+      spec.permits > postgres_backend::kMostPermits) {
+    return std::make_unique<detail::RefusedContender>(
+        impl_->executor, "a semaphore of " + std::to_string(spec.permits) +
+                             " on PostgreSQL's advisory locks, a lock per permit: at most " +
+                             std::to_string(postgres_backend::kMostPermits) +
+                             "; the table mode (mode=table) takes more");
+  }
   return postgres_backend::make_pg_contender(
       postgres_backend::Site{.core = impl_,
                              .path = std::string(path),

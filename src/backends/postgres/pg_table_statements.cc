@@ -25,13 +25,13 @@ sql::TableStatements table_statements(const std::string& schema) {
   s.setup.push_back(create_sequence(schema, "dlock_fence"));
   s.setup.push_back(create_table(
       schema, "dlock_table_locks",
-      "path text NOT NULL, slot integer NOT NULL, owner text NOT NULL, token bigint NOT NULL, "
-      "permits integer NOT NULL, data text NOT NULL, since timestamptz NOT NULL DEFAULT "
+      "path text NOT NULL, slot bigint NOT NULL, owner text NOT NULL, token bigint NOT NULL, "
+      "permits bigint NOT NULL, data text NOT NULL, since timestamptz NOT NULL DEFAULT "
       "clock_timestamp(), expires_at timestamptz NOT NULL, PRIMARY KEY (path, slot)"));
   s.setup.push_back(create_index(schema, "dlock_table_locks_owner", "dlock_table_locks", "owner"));
   s.setup.push_back(create_table(
       schema, "dlock_table_waiters",
-      "owner text PRIMARY KEY, path text NOT NULL, permits integer NOT NULL, data text NOT NULL, "
+      "owner text PRIMARY KEY, path text NOT NULL, permits bigint NOT NULL, data text NOT NULL, "
       "since timestamptz NOT NULL DEFAULT clock_timestamp(), expires_at timestamptz NOT NULL"));
   s.setup.push_back(
       create_index(schema, "dlock_table_waiters_path", "dlock_table_waiters", "path"));
@@ -42,10 +42,10 @@ sql::TableStatements table_statements(const std::string& schema) {
   // have gaps.
   s.take.push_back(
       "WITH g AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('dlock_table_locks'), "
-      "hashtext($1::text || '#' || $2::integer::text))), f AS MATERIALIZED (SELECT nextval('" +
+      "hashtext($1::text || '#' || $2::bigint::text))), f AS MATERIALIZED (SELECT nextval('" +
       fence + "') AS token FROM g) INSERT INTO " + locks +
-      " AS l (path, slot, owner, token, permits, data, expires_at) SELECT $1, $2::integer, $3, "
-      "f.token, $6::integer, $4, " +
+      " AS l (path, slot, owner, token, permits, data, expires_at) SELECT $1, $2::bigint, $3, "
+      "f.token, $6::bigint, $4, " +
       from_now("$5") +
       " FROM f ON CONFLICT (path, slot) DO UPDATE SET owner = EXCLUDED.owner, token = "
       "EXCLUDED.token, permits = EXCLUDED.permits, data = EXCLUDED.data, since = "
@@ -57,14 +57,14 @@ sql::TableStatements table_statements(const std::string& schema) {
   s.remove_waiter = "DELETE FROM " + waiters +
                     " WHERE owner = $1 OR (path = $2 AND expires_at <= clock_timestamp())";
   s.add_waiter = "INSERT INTO " + waiters +
-                 " (owner, path, data, permits, expires_at) VALUES ($1, $2, $3, $5::integer, " +
+                 " (owner, path, data, permits, expires_at) VALUES ($1, $2, $3, $5::bigint, " +
                  from_now("$4") +
                  ") ON CONFLICT (owner) DO UPDATE SET expires_at = EXCLUDED.expires_at";
   s.other_kind = "SELECT permits FROM " + locks +
-                 " WHERE path = $1 AND permits <> $2::integer AND expires_at > clock_timestamp() "
+                 " WHERE path = $1 AND permits <> $2::bigint AND expires_at > clock_timestamp() "
                  "UNION ALL SELECT permits FROM " +
                  waiters +
-                 " WHERE path = $1 AND permits <> $2::integer AND expires_at > clock_timestamp() "
+                 " WHERE path = $1 AND permits <> $2::bigint AND expires_at > clock_timestamp() "
                  "LIMIT 1";
   s.status = "SELECT owner, '1', token, data, since FROM " + locks +
              " WHERE path = $1 AND expires_at > clock_timestamp() UNION ALL SELECT owner, '0', "
