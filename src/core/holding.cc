@@ -1,6 +1,7 @@
 #include <dlock/error.h>
 
 #include "contender.h"
+#include "error_context.h"
 #include "executor.h"
 
 namespace dlock::detail {
@@ -10,12 +11,7 @@ void Holding::mark_lost(Executor& executor) {
                  [&] { executor.post([source = lost_]() mutable { source.request_stop(); }); });
 }
 
-Outcome Outcome::failure(const Error& error) {
-  std::string detail = error.what();
-  const std::string suffix = ": " + error.code().message();
-  if (detail.ends_with(suffix)) detail.resize(detail.size() - suffix.size());
-  return failure(error.code(), std::move(detail));
-}
+Outcome Outcome::failure(const Error& error) { return failure(error.code(), context_of(error)); }
 
 void Contender::acquire_beside(const Holding&, Done done) {
   done(Outcome::failure(errc::not_supported, "downgrade"));

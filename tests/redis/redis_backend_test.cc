@@ -1013,6 +1013,21 @@ TEST_F(RedisBackendTest, BadUrlsAndServersThatDoNotAnswer) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
   }
+  // A server gone after the backend connected: named once (it was "redis A: redis A: ...").
+  RedisServer dying;
+  auto backend = dlock::open(dying.url() + "?connect_timeout=500ms");
+  const std::string server = "redis 127.0.0.1:" + std::to_string(dying.port());
+  dying.kill();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      Mutex(backend, "/gone").try_lock();
+      ADD_FAILURE() << "locked on a server that is gone";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(server), std::string::npos) << what;
+      EXPECT_EQ(what.find(server, what.find(server) + 1), std::string::npos) << what;
+    }
+  }
 }
 
 TEST_F(RedisBackendTest, TlsWithTheTestsOwnCertificate) {

@@ -188,6 +188,24 @@ TEST(BadUrl, AConnectTimeoutOfZeroIsRefused) {
   }
 }
 
+// A bad duration in a URL said its code twice ("...: invalid argument: invalid argument";
+// found by a hostile probe of the API).
+TEST(BadUrl, ABadDurationSaysItsCodeOnce) {
+  for (const char* url : {"redis://127.0.0.1:1?ttl=-1s", "zk://127.0.0.1:1?session_timeout=x",
+                          "postgres://u@127.0.0.1:1/db?heartbeat=1y",
+                          "mysql://u@127.0.0.1:1/db?mode=table&ttl=36501d"}) {
+    SCOPED_TRACE(url);
+    try {
+      dlock::open(url);
+      ADD_FAILURE() << "opened";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("duration"), std::string::npos) << what;
+      EXPECT_EQ(what.find("invalid argument"), what.rfind("invalid argument")) << what;
+    }
+  }
+}
+
 TEST(BadUrl, ATableModeTtlTooShortIsRefusedBeforeConnecting) {
   for (const char* url : {"postgres://u@127.0.0.1:1/db?mode=table&ttl=0",
                           "mysql://u@127.0.0.1:1/db?mode=table&ttl=99ms"}) {

@@ -117,8 +117,10 @@ void RedisClient::run(const Script& script, const LockKeys& keys, std::vector<st
          if (ec && is_noscript(reply) && script.may_run_late) {
            return self->send(script_command(script, false, keys.all(), args), std::move(done));
          }
-         const std::string text = ec ? "redis " + self->address() + ": " + detail : detail;
-         done(ec, text, std::move(reply));
+         // A connection's failure names the server already; a script's error does not.
+         const std::string server = "redis " + self->address() + ": ";
+         const bool named = !ec || detail.starts_with(server);
+         done(ec, named ? detail : server + detail, std::move(reply));
        });
 }
 
