@@ -1013,8 +1013,18 @@ TEST_F(RedisBackendTest, BadUrlsAndServersThatDoNotAnswer) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
   }
-  // A server gone after the backend connected: named once (it was "redis A: redis A: ...").
+  // A database the server does not have is the URL's mistake, not an unreachable server.
   RedisServer dying;
+  try {
+    dlock::open(dying.url() + "/16");
+    ADD_FAILURE() << "selected database 16 of 16";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("database 16: ERR DB index is out of range"),
+              std::string::npos)
+        << e.what();
+  }
+  // A server gone after the backend connected: named once (it was "redis A: redis A: ...").
   auto backend = dlock::open(dying.url() + "?connect_timeout=500ms");
   const std::string server = "redis 127.0.0.1:" + std::to_string(dying.port());
   dying.kill();

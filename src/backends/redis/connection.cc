@@ -137,8 +137,11 @@ void Connection::handshake() {
     steps.emplace_back(std::move(auth), refused(errc::auth_failed, "AUTH"));
   }
   if (endpoint_.db != 0) {
-    steps.emplace_back(Command{"SELECT", std::to_string(endpoint_.db)},
-                       refused(errc::connect_failed, "SELECT " + std::to_string(endpoint_.db)));
+    // A database the server does not have (past its `databases`, or any but 0 on a cluster)
+    // is the URL's mistake.
+    steps.emplace_back(
+        Command{"SELECT", std::to_string(endpoint_.db)},
+        refused(errc::invalid_argument, "the URL's database " + std::to_string(endpoint_.db)));
   }
   if (!vetting_.ask.empty()) {
     steps.emplace_back(vetting_.ask, [self = shared_from_this()](std::error_code ec, Reply reply) {
