@@ -40,7 +40,9 @@ class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
  public:
   BasicLock(const BasicLock&) = delete;
   BasicLock& operator=(const BasicLock&) = delete;
-  // Releases the lock if held and abandons an attempt in flight (its entry is cleaned up).
+  // Releases the lock if held and abandons an attempt in flight (its entry is cleaned up): a
+  // call that waits in it on another thread returns, with errc::cancelled. (Destroying it while
+  // another thread enters one of its calls is undefined, as for any object.)
   ~BasicLock();
 
   // Blocks until the lock is held. Throws dlock::Error: already_locked, unorderable_path,

@@ -57,7 +57,7 @@ class DLOCK_EXPORT Lease {
   std::stop_token lost() const noexcept;
 
   // The backend's name for this holding: on ZooKeeper the znode's path as the session sees it
-  // (under its chroot, as status() names nodes).
+  // (relative to its chroot, as status() names nodes).
   const std::string& node() const noexcept;
 
   // Gives the lock up. Never blocks on the network and never throws: a delete that cannot be

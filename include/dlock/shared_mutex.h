@@ -37,6 +37,8 @@ class DLOCK_EXPORT SharedMutex : public detail::TimedLock<SharedMutex>,
   SharedMutex(std::shared_ptr<Backend> backend, std::string path, LockOptions options = {});
   SharedMutex(const SharedMutex&) = delete;
   SharedMutex& operator=(const SharedMutex&) = delete;
+  // As ~BasicLock(): releases what it holds, and a call waiting in it on another thread
+  // returns with errc::cancelled.
   ~SharedMutex();
 
   // The write (exclusive) lock.

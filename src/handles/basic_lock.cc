@@ -19,7 +19,7 @@ BasicLock::BasicLock(std::shared_ptr<Backend> backend, std::string path, Contend
     : handle_(std::make_shared<detail::LockHandle>(std::move(backend), std::move(path),
                                                    std::vector<ContenderSpec>{spec}, options)) {}
 
-BasicLock::~BasicLock() = default;
+BasicLock::~BasicLock() { handle_->close(); }
 
 void BasicLock::lock() { lock(std::stop_token{}); }
 

@@ -84,7 +84,9 @@ Contender& LockHandle::contender(std::size_t role) const {
   return *contenders_[role];
 }
 
-LockHandle::~LockHandle() {
+LockHandle::~LockHandle() { close(); }
+
+void LockHandle::close() noexcept {
   Lease lease;
   {
     std::lock_guard lock(mu_);
@@ -149,6 +151,7 @@ void LockHandle::set_idle() {
 std::pair<std::error_code, Lease> LockHandle::run(std::size_t role, Clock::time_point deadline,
                                                   std::stop_token stop) {
   refuse_blocking_wait("a blocking acquisition of " + path_);
+  const std::shared_ptr<LockHandle> alive = shared_from_this();
   std::promise<Outcome> promise;
   auto result = promise.get_future();
   start(role, deadline, std::move(stop),

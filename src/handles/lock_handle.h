@@ -35,8 +35,14 @@ class LockHandle : public std::enable_shared_from_this<LockHandle> {
   // Backend::make_contender.
   LockHandle(std::shared_ptr<Backend> backend, std::string path,
              const std::vector<ContenderSpec>& roles, const LockOptions& options);
-  // Abandons an attempt in flight.
+  // Calls close().
   ~LockHandle();
+
+  // Releases the kept lease and abandons the attempts in flight: what the owning handle's
+  // destructor does. A call blocked in lock() or try_lock_until() keeps this object alive
+  // (a handle destroyed under it must not free what it reads when it wakes): it returns, with
+  // errc::cancelled, once its attempt is abandoned.
+  void close() noexcept;
 
   // The lock surfaces, for the contender of `role`; errors as documented in basic_lock.h.
   // lock() and try_lock_until() keep the lease in the handle; acquire() returns it.

@@ -17,7 +17,7 @@ SharedMutex::SharedMutex(std::shared_ptr<Backend> backend, std::string path, Loc
                                      {.role = ContenderSpec::Role::reader}},
           options)) {}
 
-SharedMutex::~SharedMutex() = default;
+SharedMutex::~SharedMutex() { handle_->close(); }
 
 void SharedMutex::lock() { lock(std::stop_token{}); }
 void SharedMutex::lock(std::stop_token stop) { handle_->lock(kWriter, std::move(stop)); }
