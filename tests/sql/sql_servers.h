@@ -51,6 +51,8 @@ struct OnPostgres {
             "l.granted AND a.datname = '" +
             database + "'"));
   }
+  // The sessions waiting for a named lock (an advisory lock: among lock_waits()).
+  int named_lock_waits() const { return lock_waits(); }
   std::string database;
 };
 
@@ -83,6 +85,13 @@ struct OnMysql {
         "SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST "
         "p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.DB = '" +
         database + "'"));
+  }
+  // The connections waiting in GET_LOCK.
+  int named_lock_waits() const {
+    return std::stoi(
+        sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User lock' AND "
+            "DB = '" +
+            database + "'"));
   }
   std::string database;
 };

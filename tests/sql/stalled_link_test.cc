@@ -71,6 +71,43 @@ TYPED_TEST(StalledLinkTest, AStalledHolderLearnsItLostBeforeAnyoneElseGetsIn) {
   }
 }
 
+// A waiter whose grant is held up on the network past the server's patience (five heartbeats
+// of silence end its connection) and then arrives, before the end does: the server has given
+// the lock to the next waiter meanwhile. The grant's answer was trusted, and the waiter's
+// command ran beside the next holder's until its heartbeat failed (found by a hostile probe:
+// 1.6 to 3.7 s of two holders). A grant that spent longer than a heartbeat on the way is now
+// refused, as a late heartbeat is.
+TYPED_TEST(StalledLinkTest, AGrantHeldUpOnTheNetworkPastAHeartbeatIsRefused) {
+  const std::string query = "heartbeat=500ms";
+  FaultProxy proxy(TypeParam::port(), FaultProxy::Framing::bytes);
+  Mutex holder(dlock::open(this->server_.url(query)), "/late");
+  Mutex next(dlock::open(this->server_.url(query)), "/late");
+  Mutex late(this->open_through(proxy, query), "/late");
+  holder.lock();
+  const auto waiting = [&] { return this->server_.named_lock_waits(); };
+  auto late_got = std::async(std::launch::async, [&]() -> std::pair<std::error_code, std::string> {
+    try {
+      if (late.try_lock_for(30s)) return {};
+      return {make_error_code(errc::timed_out), "timed out"};
+    } catch (const Error& e) {
+      return {e.code(), e.what()};
+    }
+  });
+  ASSERT_TRUE(eventually([&] { return waiting() == 1; }, 10s));
+  // Twice the server's patience: the grant comes after the server has ended the connection,
+  // but before the end does.
+  proxy.delay(6000ms);
+  auto next_got = std::async(std::launch::async, [&] { return next.try_lock_for(30s); });
+  ASSERT_TRUE(eventually([&] { return waiting() == 2; }, 10s));
+  holder.unlock();
+  ASSERT_EQ(late_got.wait_for(20s), std::future_status::ready);
+  const auto [error, what] = late_got.get();
+  EXPECT_EQ(error, errc::connection_lost) << what;
+  EXPECT_NE(what.find("after the server gave it"), std::string::npos) << what;
+  EXPECT_TRUE(next_got.get()) << "the next waiter did not get the lock";
+  proxy.pass();
+}
+
 TYPED_TEST(StalledLinkTest, ASilentServerEndsATimedAcquisitionByItsDeadline) {
   for (const std::string query : kModes) {
     SCOPED_TRACE(query);

@@ -294,9 +294,16 @@ void FaultProxy::read_from(Connection& connection, bool from_client) {
                                        std::move(direction.pending_frame));
       direction.pending_frame.clear();
     }
+    // The end is held back as the bytes are (an empty chunk, due when the end is).
+    direction.scheduled.emplace_back(due_time(connection, from_client, {}), std::string());
   } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-    // ECONNRESET and friends: pass the abrupt end on to the other side.
-    close_connection(connection, /*abortive=*/true);
+    // ECONNRESET and friends: pass the abrupt end on to the other side, once what came before
+    // it is delivered (a delay holds the end back too, as a slow network would).
+    // A partial frame is dropped, as a reset would lose it.
+    direction.pending_frame.clear();
+    if (direction.drained()) return close_connection(connection, /*abortive=*/true);
+    direction.source_closed = true;
+    direction.scheduled.emplace_back(due_time(connection, from_client, {}), std::string());
   }
 }
 

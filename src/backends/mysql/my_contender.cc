@@ -28,7 +28,7 @@ constexpr Clock::duration kRefusalCleanUp = std::chrono::seconds(1);
 void end_attempt(MyConnection& connection) {
   connection.close(make_error_code(errc::cancelled), "the attempt ended");
 }
-constexpr const char* kNoRowOfThree = "the server's answer to a take has no row of three values";
+constexpr const char* kNoRowOfFour = "the server's answer to a take has no row of four values";
 
 }  // namespace
 
@@ -92,6 +92,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const std::string sql = mysql_backend::take(names_, connection_->quote(site_->path), permits(),
                                                 connection_->quote(site_->data), wait, check_kind,
                                                 site_->core->tokens_from_sequence);
+    asked_ = Clock::now();
     connection_->query(
         sql, [self = shared_from_this()](Reply reply) { self->taken(std::move(reply)); }, waiting_);
   }
@@ -116,9 +117,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (finished_) return;
     if (cancelled_) return finish(Outcome::failure(make_error_code(errc::cancelled)));
     if (reply.error) return finish(Outcome::failure(reply.error, reply.message));
-    // One row: the holder row's id (0: not taken), the token, the permits of another kind.
-    if (reply.rows.size() != 1 || reply.rows[0].size() != 3) {
-      return finish(Outcome::failure(make_error_code(errc::backend_failure), kNoRowOfThree));
+    // One row: the holder row's id (0: not taken), the token, the permits of another kind, the
+    // time the server spent.
+    if (reply.rows.size() != 1 || reply.rows[0].size() != 4) {
+      return finish(Outcome::failure(make_error_code(errc::backend_failure), kNoRowOfFour));
     }
     const auto& row = reply.rows[0];
     const bool took = row[0] && *row[0] != "0";
@@ -136,7 +138,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       }
       // The waiter row goes with the release: deleting it now would hold the release up by a
       // round trip, on the hand-off's path. status() does not show it meanwhile.
-      return held(std::stoull(*row[0]), std::exchange(waiter_row_, 0), std::stoull(*row[1]));
+      return held(std::stoull(*row[0]), std::exchange(waiter_row_, 0), std::stoull(*row[1]),
+                  on_the_way(row[3]));
     }
     if (Clock::now() >= deadline_) {
       return finish(Outcome::failure(make_error_code(errc::timed_out)));
@@ -188,6 +191,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
 
   void take_seated(Clock::duration wait) {
     waiting_ = wait > Clock::duration::zero();
+    asked_ = Clock::now();
     connection_->query(
         seat_take(lock_name(site_->path, connection_->quote(site_->path)), wait),
         [self = shared_from_this()](Reply reply) { self->taken_seated(std::move(reply)); },
@@ -211,11 +215,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     }
     // One row: the token is its second value, NULL if the lock was not taken. Any other answer
     // ends the attempt, and finish() closes the connection, which frees what it may hold.
-    if (reply.rows.size() != 1 || reply.rows[0].size() != 3) {
-      return finish(Outcome::failure(make_error_code(errc::backend_failure), kNoRowOfThree));
+    if (reply.rows.size() != 1 || reply.rows[0].size() != 4) {
+      return finish(Outcome::failure(make_error_code(errc::backend_failure), kNoRowOfFour));
     }
     if (reply.rows[0][1]) {
-      return held(std::exchange(seat_row_, 0), 0, std::stoull(*reply.rows[0][1]));
+      return held(std::exchange(seat_row_, 0), 0, std::stoull(*reply.rows[0][1]),
+                  on_the_way(reply.rows[0][3]));
     }
     if (Clock::now() < deadline_) return take_seated(detail::time_left(deadline_));
     // Not taken by the deadline: the connection holds nothing but its row, and stays seated.
@@ -223,14 +228,24 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     finish(Outcome::failure(make_error_code(errc::timed_out)));
   }
 
-  void held(std::uint64_t row, std::uint64_t waiter_row, std::uint64_t token) {
-    finish(sql::outcome_of_grant(*connection_, MyHolding::make(Hold{.core = site_->core,
-                                                                    .connection = connection_,
-                                                                    .row = row,
-                                                                    .waiter_row = waiter_row,
-                                                                    .path = site_->path,
-                                                                    .seat = site_->seat},
-                                                               token)));
+  // The time the take and its answer spent between this process and the server, with the
+  // `waited` microseconds the server measured (sql::outcome_of_grant()).
+  Clock::duration on_the_way(const std::optional<std::string>& waited) const {
+    return sql::time_on_the_way(asked_,
+                                std::chrono::microseconds(std::stoll(waited.value_or("0"))));
+  }
+
+  void held(std::uint64_t row, std::uint64_t waiter_row, std::uint64_t token,
+            Clock::duration on_the_way) {
+    finish(sql::outcome_of_grant(*connection_,
+                                 MyHolding::make(Hold{.core = site_->core,
+                                                      .connection = connection_,
+                                                      .row = row,
+                                                      .waiter_row = waiter_row,
+                                                      .path = site_->path,
+                                                      .seat = site_->seat},
+                                                 token),
+                                 on_the_way, site_->core->heartbeat));
   }
 
   void cancel_here() {
@@ -327,6 +342,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::uint64_t refused_row_ = 0;  // the row of a take the kind check then refused
   bool refused_ = false;           // the kind check refused it (refuse())
   bool waiting_ = false;           // a GET_LOCK that may wait is in flight
+  Clock::time_point asked_{};      // when the take in flight was sent
   bool reopened_ = false;          // a kept connection broke, and the attempt began again
   bool cancelled_ = false;
   bool silent_ = false;  // the give-up timer ended the attempt: the server does not answer

@@ -109,6 +109,12 @@ std::string other_kind(const std::string& quoted_path, std::uint32_t permits) {
          " AND c.permits <> " + std::to_string(permits) + " AND " + stands("c") + " LIMIT 1";
 }
 
+// The microseconds the server has spent since `start` (SYSDATE is the time it is evaluated,
+// NOW the statement's start), as the last value of a take: evaluated after its waits.
+std::string waited_since(const std::string& start) {
+  return "TIMESTAMPDIFF(MICROSECOND, " + start + ", SYSDATE(6))";
+}
+
 // GET_LOCK's timeout: seconds, to the millisecond.
 std::string seconds(Clock::duration wait) {
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
@@ -127,7 +133,9 @@ std::string take(const std::vector<std::string>& names, const std::string& quote
     choice += " WHEN GET_LOCK(" + name + ", " + seconds(wait) + ") = 1 THEN " + name;
   }
   choice += " END";
+  // The server's clock at the start, for the wait it measures (the last value).
   std::string sql =
+      "SET @dlock_asked = SYSDATE(6); "
       "INSERT INTO dlock_contenders (name, path, conn, holds, permits, data, marker) SELECT t.n, " +
       quoted_path + ", CONNECTION_ID(), 1, " + std::to_string(permits) + ", " + quoted_data +
       ", t.m FROM (SELECT " + choice + " AS n, " + kMarkerColumn +
@@ -145,7 +153,8 @@ std::string take(const std::vector<std::string>& names, const std::string& quote
   const std::string token = tokens_from_sequence ? "CASE WHEN @dlock_row <> 0 AND " + kind +
                                                        " IS NULL THEN NEXTVAL(dlock_tokens) END"
                                                  : "NULLIF(@dlock_row, 0)";
-  return sql + "SELECT @dlock_row AS r, " + token + " AS t, " + kind + " AS k";
+  return sql + "SELECT @dlock_row AS r, " + token + " AS t, " + kind + " AS k, " +
+         waited_since("@dlock_asked") + " AS s";
 }
 
 std::string seat_take(const std::string& name, Clock::duration wait) {
@@ -153,7 +162,7 @@ std::string seat_take(const std::string& name, Clock::duration wait) {
   // Named columns: the server sends each column's name with every reply.
   return "SELECT GET_LOCK(" + flag + ", 0) AS w, CASE WHEN GET_LOCK(" + name + ", " +
          seconds(wait) + ") = 1 THEN NEXTVAL(dlock_tokens) END AS t, RELEASE_LOCK(" + flag +
-         ") AS r";
+         ") AS r, " + waited_since("NOW(6)") + " AS s";
 }
 
 std::string add_waiter(const std::string& name, const std::string& quoted_path,

@@ -53,14 +53,16 @@ std::string create_token_sequence(std::uint64_t first);
 // the path of another kind, or NULL (a Mutex and a Semaphore, or Semaphores of other permits,
 // never share a path). The kind is looked at after the take: a contender of another kind
 // found when the take wrote our row means the lock was taken (and the row written) but must
-// be given up; no token is drawn then.
+// be given up; no token is drawn then. Last, the microseconds the server spent on the take,
+// its waits included (sql::outcome_of_grant()).
 std::string take(const std::vector<std::string>& names, const std::string& quoted_path,
                  std::uint32_t permits, const std::string& quoted_data, Clock::duration wait,
                  bool check_kind, bool tokens_from_sequence);
 // A Mutex's take on the connection its seat kept with its row (sql/seat.h): the lock, waited
 // for up to `wait`, and its token from dlock_tokens, in one statement with no write. One row,
-// whose second value is the token (NULL if not taken). While it waits, the connection holds a
-// named lock that shows the seat's row as a waiter's.
+// whose second value is the token (NULL if not taken) and fourth the microseconds the server
+// spent on it. While it waits, the connection holds a named lock that shows the seat's row as
+// a waiter's.
 std::string seat_take(const std::string& name, Clock::duration wait);
 // Records a waiter for status(); its row's id orders the waiters (a seat's row, waiting, keeps
 // the id of its first acquisition: status() may list it before waiters that came earlier).

@@ -168,12 +168,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
             polling ? "true" : "false"};
   }
 
-  void held(Hold hold, const Reply& reply) {
+  // `on_the_way`: for a grant the server's queue gave, how long its statement and answer
+  // spent between this process and the server (sql::outcome_of_grant()).
+  void held(Hold hold, const Reply& reply, Clock::duration on_the_way = Clock::duration::zero()) {
     const std::uint64_t token = std::stoull(reply.rows.front().front().value_or("0"));
     const std::shared_ptr<PgConnection> connection = hold.connection;
     auto holding = PgHolding::make(std::move(hold), token);
     if (finished_) return holding->release();  // granted after a cancel or the deadline
-    finish(sql::outcome_of_grant(*connection, std::move(holding)));
+    finish(sql::outcome_of_grant(*connection, std::move(holding), on_the_way, core_->heartbeat));
   }
 
   void busy(std::shared_ptr<PgConnection> primary) {
@@ -321,9 +323,10 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void lock_on(const std::shared_ptr<PgConnection>& own, std::uint64_t entry) {
     const std::int64_t key = keys_.front();
     const auto& sql = core_->sql;
+    const Clock::time_point asked = Clock::now();
     own->query(
         shared_ ? sql.lock_shared : sql.lock, {std::to_string(key), std::to_string(entry)},
-        [self = shared_from_this(), own, key, entry](Reply reply) {
+        [self = shared_from_this(), own, key, entry, asked](Reply reply) {
           if (self->finished_) return;
           self->own_.reset();
           if (reply.error) {
@@ -336,6 +339,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
             }
             return self->finish(failure_of(reply));
           }
+          // The wait the server measured: the statement's second value.
+          const std::chrono::microseconds waited(
+              reply.rows.empty() ? 0 : std::stoll(reply.rows[0].at(1).value_or("0")));
           self->held(Hold{.core = self->core_,
                           .connection = own,
                           .key = key,
@@ -343,7 +349,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                           .entry = entry,
                           .generation = std::nullopt,
                           .seat = self->site_->seat},
-                     reply);
+                     reply, sql::time_on_the_way(asked, waited));
         },
         /*may_wait=*/true);
   }

@@ -16,7 +16,8 @@ std::string lock_with(const std::string& function, const std::string& fence,
          "') AS token FROM l), r AS (UPDATE " + table +
          " c SET token = t.token, polling = false, since = clock_timestamp() FROM t WHERE c.pid = "
          "pg_backend_pid() AND "
-         "c.entry = $2::bigint) SELECT token FROM t";
+         "c.entry = $2::bigint) SELECT token, (extract(epoch FROM clock_timestamp() - "
+         "statement_timestamp()) * 1000000)::bigint AS waited_us FROM t";
 }
 
 std::string unlock_with(const std::string& function, const std::string& table) {
