@@ -90,6 +90,7 @@ void LockHandle::close() noexcept {
   Lease lease;
   {
     std::lock_guard lock(mu_);
+    closed_ = true;
     lease = std::move(kept_);
   }
   lease.release();
@@ -151,7 +152,6 @@ void LockHandle::set_idle() {
 std::pair<std::error_code, Lease> LockHandle::run(std::size_t role, Clock::time_point deadline,
                                                   std::stop_token stop) {
   refuse_blocking_wait("a blocking acquisition of " + path_);
-  const std::shared_ptr<LockHandle> alive = shared_from_this();
   std::promise<Outcome> promise;
   auto result = promise.get_future();
   start(role, deadline, std::move(stop),
@@ -163,12 +163,16 @@ std::pair<std::error_code, Lease> LockHandle::run(std::size_t role, Clock::time_
   return {outcome.error, Lease(std::move(outcome.holding))};
 }
 
+// Each blocking call keeps the handle alive until it returns: a handle destroyed meanwhile must
+// not free what the call reads when it wakes (close()).
 void LockHandle::lock(std::size_t role, std::stop_token stop) {
+  const std::shared_ptr<LockHandle> alive = shared_from_this();
   keep(role, run(role, Clock::time_point::max(), std::move(stop)).second);
 }
 
 bool LockHandle::try_lock_until(std::size_t role, Clock::time_point deadline,
                                 std::stop_token stop) {
+  const std::shared_ptr<LockHandle> alive = shared_from_this();
   auto [ec, lease] = run(role, deadline, std::move(stop));
   if (ec) return false;
   keep(role, std::move(lease));
@@ -176,6 +180,7 @@ bool LockHandle::try_lock_until(std::size_t role, Clock::time_point deadline,
 }
 
 Lease LockHandle::acquire(std::size_t role, Clock::time_point deadline, std::stop_token stop) {
+  const std::shared_ptr<LockHandle> alive = shared_from_this();
   auto [ec, lease] = run(role, deadline, std::move(stop));
   if (ec) throw Error(ec, path_);
   return std::move(lease);
@@ -199,6 +204,7 @@ void LockHandle::run_async(std::size_t role, AcquireCallback done, Clock::time_p
 }
 
 void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
+  const std::shared_ptr<LockHandle> alive = shared_from_this();
   refuse_blocking_wait("downgrade() of " + path_);
   std::shared_ptr<Holding> from;
   {
@@ -245,9 +251,17 @@ void LockHandle::move_kept(std::size_t from_role, std::size_t role) {
 }
 
 void LockHandle::keep(std::size_t role, Lease lease) {
-  std::lock_guard lock(mu_);
-  kept_ = std::move(lease);
-  kept_role_ = static_cast<std::int8_t>(role);
+  {
+    std::lock_guard lock(mu_);
+    if (!closed_) {
+      kept_ = std::move(lease);
+      kept_role_ = static_cast<std::int8_t>(role);
+      return;
+    }
+  }
+  // Granted as the owner was destroyed: nobody is left to release it.
+  lease.release();
+  throw Error(errc::cancelled, path_ + ": the handle was destroyed as the lock came");
 }
 
 void LockHandle::release_kept(std::size_t role) noexcept {

@@ -41,7 +41,8 @@ class LockHandle : public std::enable_shared_from_this<LockHandle> {
   // Releases the kept lease and abandons the attempts in flight: what the owning handle's
   // destructor does. A call blocked in lock() or try_lock_until() keeps this object alive
   // (a handle destroyed under it must not free what it reads when it wakes): it returns, with
-  // errc::cancelled, once its attempt is abandoned.
+  // errc::cancelled, once its attempt is abandoned, or releases a grant that came meanwhile and
+  // throws errc::cancelled.
   void close() noexcept;
 
   // The lock surfaces, for the contender of `role`; errors as documented in basic_lock.h.
@@ -89,7 +90,8 @@ class LockHandle : public std::enable_shared_from_this<LockHandle> {
   std::array<std::unique_ptr<Contender>, kMostRoles> contenders_;
 
   mutable CompactMutex mu_;
-  bool busy_ = false;  // an attempt is in flight or a Lease from this handle is unreleased
+  bool busy_ = false;    // an attempt is in flight or a Lease from this handle is unreleased
+  bool closed_ = false;  // close() ran: a lock granted now is released, not kept
   // A byte, beside the flag: a role is 0 or 1 (kMostRoles), and a held lock keeps its handle.
   std::int8_t kept_role_ = -1;
   Lease kept_;
