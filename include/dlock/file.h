@@ -44,9 +44,11 @@ namespace dlock::file {
 struct Options {
   // Absolute path of the lock directory; empty for default_directory(). Created with its
   // parents, if missing, by the first lock taken in it: status and list make nothing.
-  // Directories and files in it are created with what the umask leaves of 0777 and 0666:
+  // Directories and files in it are created with what the umask leaves of 0777 for
+  // directories, 0666 for the records status() reads and 0660 for the files that are locked:
   // users of one group share a directory's locks if it is the group's (setgid) and their umask
-  // is 002; users who may only read it can read status and list.
+  // is 002; others who may read it can read status and list, and cannot hold up a locker. The
+  // default directory is private: 0700 and 0600.
   std::string directory{};
 };
 

@@ -1,5 +1,6 @@
 // The local file backend: exclusion within one process and across processes, shared and
 // semaphore roles, tokens, status and list, deadlines and cancellation.
+#include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -295,11 +296,14 @@ TEST_F(FileBackendTest, AHandleDestroyedUnderAWaitingThreadEndsTheWaitCancelled)
 TEST_F(FileBackendTest, UsersOfTheDirectorysGroupShareItsLocksAndOthersReadStatus) {
   if (geteuid() != 0) GTEST_SKIP() << "acting as other users needs root";
   constexpr gid_t kGroup = 65534;
-  const User member{65534, kGroup}, outsider{65534, 65533};
+  const User member{65534, kGroup}, outsider{65533, 65533};
   backend_.reset();
   ASSERT_EQ(0, chown(dir_.c_str(), 0, kGroup));
   ASSERT_EQ(0, chmod(dir_.c_str(), 02775));
-  const mode_t umask_before = umask(002);
+  struct Umask {
+    mode_t before = umask(002);
+    ~Umask() { umask(before); }
+  } group_writable;
   const Child waits = fork_child(
       [](std::shared_ptr<file::Backend> backend) {
         const LockStatus seen = backend->status("/shared");
@@ -309,8 +313,13 @@ TEST_F(FileBackendTest, UsersOfTheDirectorysGroupShareItsLocksAndOthersReadStatu
       },
       member);
   const Child reads = fork_child(
-      [](std::shared_ptr<file::Backend> backend) {
+      [this](std::shared_ptr<file::Backend> backend) {
         if (backend->status("/shared").holders.size() != 1) return false;
+        // Nor may it open a file that is locked: flock needs no write access, and its hold
+        // would stop every locker.
+        if (::open((dir_ + "/shared/.lock").c_str(), O_RDONLY) >= 0 || errno != EACCES) {
+          return false;
+        }
         try {
           Mutex(std::move(backend), "/shared").try_lock();
         } catch (const Error& e) {
@@ -324,7 +333,6 @@ TEST_F(FileBackendTest, UsersOfTheDirectorysGroupShareItsLocksAndOthersReadStatu
   backend_ = file::Backend::open({.directory = dir_});
   Mutex held(backend_, "/shared");
   ASSERT_TRUE(held.try_lock());
-  umask(umask_before);
   reads.go();
   EXPECT_EQ(0, reads.wait()) << "a user outside the group could not read status, or locked";
   waits.go();
@@ -617,6 +625,19 @@ TEST_F(FileBackendTest, TheDefaultDirectoryUsesOnlyARuntimeDirectoryThatIsOurs) 
   variable.default_with(dir_ + "/gone/run/user/0");
   file::Backend::open({});
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/gone"));
+}
+
+// A lock recreated a default directory that a cleaner of /tmp had removed, with the modes of a
+// named one and unchecked (found by a review): it fails instead, and makes nothing.
+TEST_F(FileBackendTest, ALockDoesNotRemakeARemovedDefaultDirectory) {
+  const RuntimeDirectoryVariable variable;
+  const std::string private_dir = variable.default_with(dir_);
+  auto backend = file::Backend::open({});
+  ASSERT_EQ(private_dir, backend->directory());
+  std::filesystem::remove_all(private_dir);
+  Mutex mutex(backend, "/a");
+  EXPECT_THROW(mutex.try_lock(), Error);
+  EXPECT_FALSE(std::filesystem::exists(private_dir));
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #ifndef DLOCK_SRC_BACKENDS_FILE_COUNTERS_H_
 #define DLOCK_SRC_BACKENDS_FILE_COUNTERS_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -12,7 +14,8 @@ namespace dlock::file_backend {
 // those are more, and returns the new value. Synced to disk before it returns, so a token is
 // never handed out twice even across a crash of the host (on a persistent file system).
 // Throws as throw_errno, and dlock::Error(backend_failure) if the counter is at 2^64-1.
-std::uint64_t next_token(const std::string& lock_dir);
+// The file is created with `mode`.
+std::uint64_t next_token(const std::string& lock_dir, mode_t mode);
 
 }  // namespace dlock::file_backend
 

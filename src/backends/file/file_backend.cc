@@ -88,10 +88,16 @@ std::vector<QueueEntry> entries_of(const std::vector<LiveRecord>& records, bool 
 
 class Backend::Impl {
  public:
-  explicit Impl(std::string root)
-      : root_(std::move(root)), executor_(std::make_shared<detail::Executor>()) {}
+  Impl(std::string root, bool private_default)
+      : root_(std::move(root)),
+        base_(private_default ? root_ : std::string()),
+        modes_(private_default ? kPrivateModes : kNamedDirectoryModes),
+        executor_(std::make_shared<detail::Executor>()) {}
 
   const std::string root_;
+  // The default directory is made and checked by open() only; a named one, by its first lock.
+  const std::string base_;
+  const Modes modes_;
   const std::shared_ptr<detail::Executor> executor_;
 };
 
@@ -118,14 +124,15 @@ std::shared_ptr<Backend> Backend::open(Options options) {
   if (private_default) {
     // Its parent must exist: a runtime directory gone since default_directory() looked is not
     // made again.
-    make_directory(dir);
+    make_directory(dir, kPrivateModes.directory);
     check_private_directory(dir);
   } else if (::access(dir.c_str(), F_OK) == 0 || errno != ENOENT) {
     // A missing one is made by the first lock in it, not by status or list (a typo would
     // leave a directory behind).
     check_directory(dir);
   }
-  return std::shared_ptr<Backend>(new Backend(std::make_shared<Impl>(std::move(dir))));
+  return std::shared_ptr<Backend>(
+      new Backend(std::make_shared<Impl>(std::move(dir), private_default)));
 }
 
 Backend::Backend(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -156,6 +163,8 @@ std::unique_ptr<detail::Contender> Backend::make_contender(std::string_view path
                                                            const ContenderSpec& spec,
                                                            const LockOptions& options) {
   return make_file_contender(Site{.dir = lock_dir_of(impl_->root_, path),
+                                  .base = impl_->base_,
+                                  .modes = impl_->modes_,
                                   .spec = spec,
                                   .label = options.label,
                                   .executor = impl_->executor_});

@@ -74,13 +74,13 @@ bool still_named(const std::string& path, const struct stat& opened) {
   return now.st_dev == opened.st_dev && now.st_ino == opened.st_ino;
 }
 
-// Takes `path` shared or exclusive without waiting; nullopt if someone has it.
-std::optional<FileLock> try_lock_file(const std::string& path, bool shared) {
+// Takes `path` (made with `mode`) shared or exclusive without waiting; nullopt if someone has it.
+std::optional<FileLock> try_lock_file(const std::string& path, mode_t mode, bool shared) {
   // A file removed between our open() and flock() (by hand, by a cleaner of old files) is
   // locked by nobody else who comes later: they open the path's new file. So is this attempt,
   // once more at once; removed again meanwhile, it answers busy and its next poll tries again.
   for (int opened = 0; opened < 2; ++opened) {
-    Fd fd = open_lock_file(path);
+    Fd fd = open_lock_file(path, mode);
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) throw_errno(errno, path);
     TableClaim claim = TableClaim::try_take({st.st_dev, st.st_ino}, shared);
@@ -120,41 +120,43 @@ class FileSteps final : public detail::PollingAttempt::Steps {
 
   std::shared_ptr<detail::Holding> try_take() override {
     const std::string& dir = site_->dir;
+    const Modes& modes = site_->modes;
     if (excludes_readers(site_->spec.role)) waiting_.touch();  // still waiting: see below
     if (!shape_) {
-      make_directories(dir);
-      open_lock_file(dir + "/" + std::string(kLockFile));  // marks the directory as a lock
+      make_directories(site_->base, dir, modes.directory);
+      open_lock_file(dir + "/" + std::string(kLockFile), modes.locked);  // marks it as a lock
       const bool semaphore = site_->spec.role == ContenderSpec::Role::semaphore;
-      shape_ = ShapeClaim::join(dir, semaphore ? site_->spec.permits : 0);
+      shape_ = ShapeClaim::join(dir, semaphore ? site_->spec.permits : 0, modes.locked);
     }
     std::optional<FileLock> lock;
     switch (site_->spec.role) {
       case ContenderSpec::Role::exclusive:
       case ContenderSpec::Role::writer:
-        lock = try_lock_file(dir + "/" + std::string(kLockFile), false);
+        lock = try_lock_file(dir + "/" + std::string(kLockFile), modes.locked, false);
         break;
       case ContenderSpec::Role::reader:
         if (writer_waits_ahead()) return nullptr;
-        lock = try_lock_file(dir + "/" + std::string(kLockFile), true);
+        lock = try_lock_file(dir + "/" + std::string(kLockFile), modes.locked, true);
         break;
       case ContenderSpec::Role::semaphore:
         for (std::uint32_t slot = 0; slot < site_->spec.permits && !lock; ++slot) {
-          lock = try_lock_file(dir + "/" + slot_file(slot), false);
+          lock = try_lock_file(dir + "/" + slot_file(slot), modes.locked, false);
         }
         break;
     }
     if (!lock) return nullptr;
-    const std::uint64_t token = next_token(dir);
-    Record record = Record::publish(dir + "/" + std::string(kHoldersDir), padded(token),
-                                    detail::encode_holder_data(site_->label));
+    const std::uint64_t token = next_token(dir, modes.locked);
+    Record record = Record::publish(site_->base, dir + "/" + std::string(kHoldersDir),
+                                    padded(token), detail::encode_holder_data(site_->label), modes);
     return std::make_shared<FileHolding>(std::move(*lock), std::move(*shape_), std::move(record),
                                          token);
   }
 
   void waiting() override {
     waiting_name_ = waiter_name(site_->spec.role);
-    waiting_ = Record::publish(site_->dir + "/" + std::string(kWaitersDir), waiting_name_,
-                               detail::encode_holder_data(site_->label));
+    waiting_ =
+        Record::publish(site_->base, site_->dir + "/" + std::string(kWaitersDir), waiting_name_,
+                        detail::encode_holder_data(site_->label), site_->modes);
   }
 
   void finished() noexcept override {

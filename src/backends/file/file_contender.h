@@ -15,12 +15,15 @@
 
 #include "core/contender.h"
 #include "core/executor.h"
+#include "posix.h"
 
 namespace dlock::file_backend {
 
 // Where and what a contender locks.
 struct Site {
-  std::string dir;  // the lock's directory (lock_dir.h)
+  std::string dir;   // the lock's directory (lock_dir.h)
+  std::string base;  // what of `dir` must exist; the rest is made (make_directories())
+  Modes modes;
   ContenderSpec spec;
   std::string label;  // goes into the holder and waiter records
   std::shared_ptr<detail::Executor> executor;

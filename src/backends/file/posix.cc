@@ -51,22 +51,22 @@ bool take_flock(int fd, int operation, const std::string& path) {
   return true;
 }
 
-Fd open_lock_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+Fd open_lock_file(const std::string& path, mode_t mode) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) throw_errno(errno, path);
   return Fd(fd);
 }
 
-void make_directory(const std::string& path) {
+void make_directory(const std::string& path, mode_t mode) {
   // EEXIST is fine whoever made it; whether it is a usable directory shows at the next open.
-  if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
+  if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) {
     throw_errno(errno, "cannot create the lock directory " + path);
   }
 }
 
-void make_directories(const std::string& path) {
-  for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
-    make_directory(path.substr(0, at));
+void make_directories(const std::string& base, const std::string& path, mode_t mode) {
+  for (std::size_t at = path.find('/', base.size() + 1);; at = path.find('/', at + 1)) {
+    make_directory(path.substr(0, at), mode);
     if (at == std::string::npos) return;
   }
 }

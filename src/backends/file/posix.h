@@ -76,18 +76,29 @@ std::string errno_detail(int err, const std::string& what);
 // Throws as throw_errno, naming `path`.
 bool take_flock(int fd, int operation, const std::string& path);
 
-// Opens (creating if needed) `path` read-write, close-on-exec so that commands run by the
-// holder never inherit a lock. Throws as throw_errno.
-//
-// Files and directories are created with what the umask leaves of 0666 and 0777, as flock(1)'s
-// lock files are: users who share a directory through its group (setgid, umask 002) share its
-// locks, and others can read status. The default directory stays private: it is mode 0700.
-Fd open_lock_file(const std::string& path);
+// The modes (before the umask) of what the backend creates. In a directory the user names, as
+// flock(1)'s lock files: users who share it through its group (setgid, umask 002) share its
+// locks, and others may read the records status() shows, but not open the files that are
+// locked (flock needs no write access: they could hold up every locker). The default
+// directory is private.
+struct Modes {
+  mode_t directory;
+  mode_t record;  // holder and waiter records
+  mode_t locked;  // the files flock()ed: the lock, slots, counter, shape
+};
+inline constexpr Modes kNamedDirectoryModes{0777, 0666, 0660};
+inline constexpr Modes kPrivateModes{0700, 0600, 0600};
 
-// mkdir; one that exists already is fine. Throws as throw_errno.
-void make_directory(const std::string& path);
-// mkdir -p. Throws as throw_errno.
-void make_directories(const std::string& path);
+// Opens (creating it with `mode` if needed) `path` read-write, close-on-exec so that commands
+// run by the holder never inherit a lock. Throws as throw_errno.
+Fd open_lock_file(const std::string& path, mode_t mode);
+
+// mkdir with `mode`; one that exists already is fine. Throws as throw_errno.
+void make_directory(const std::string& path, mode_t mode);
+// mkdir -p of `path` below `base` ("" for all of it), which must exist then: a default
+// directory removed (by a cleaner of /tmp) is not made again by a lock, with other modes and
+// unchecked. Throws as throw_errno.
+void make_directories(const std::string& base, const std::string& path, mode_t mode);
 
 }  // namespace dlock::file_backend
 

@@ -45,13 +45,14 @@ std::string read_all(int fd) {
 
 }  // namespace
 
-Record Record::publish(const std::string& dir, const std::string& name, std::string_view data) {
-  make_directories(dir);
+Record Record::publish(const std::string& base, const std::string& dir, const std::string& name,
+                       std::string_view data, const Modes& modes) {
+  make_directories(base, dir, modes.directory);
   std::string temporary;
   int fd = -1;
   do {
     temporary = dir + "/" + temporary_name();
-    fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, modes.record);
   } while (fd < 0 && errno == EEXIST);
   if (fd < 0) throw_errno(errno, temporary);
   Record record;

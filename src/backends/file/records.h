@@ -19,8 +19,10 @@ namespace dlock::file_backend {
 class Record {
  public:
   Record() = default;
-  // Publishes `data` as `dir`/`name` (creating `dir`). Throws as throw_errno.
-  static Record publish(const std::string& dir, const std::string& name, std::string_view data);
+  // Publishes `data` as `dir`/`name`, with `modes` (creating `dir` below `base`, as
+  // make_directories()). Throws as throw_errno.
+  static Record publish(const std::string& base, const std::string& dir, const std::string& name,
+                        std::string_view data, const Modes& modes);
   Record(Record&&) noexcept = default;
   Record& operator=(Record&& other) noexcept;
   ~Record() { remove(); }

@@ -50,13 +50,13 @@ void write_all(int fd, const std::string& content, const std::string& path) {
 
 }  // namespace
 
-ShapeClaim ShapeClaim::join(const std::string& lock_dir, std::uint32_t permits) {
+ShapeClaim ShapeClaim::join(const std::string& lock_dir, std::uint32_t permits, mode_t mode) {
   const std::string shape_path = lock_dir + "/" + std::string(kShapeFile);
   const std::string users_path = lock_dir + "/" + std::string(kUsersFile);
   // Unlocked explicitly when it goes (FlockFd): a child forked meanwhile must not keep it.
-  const FlockFd shape(open_lock_file(shape_path));
+  const FlockFd shape(open_lock_file(shape_path, mode));
   take_flock(shape.get(), LOCK_EX, shape_path);
-  Fd users = open_lock_file(users_path);
+  Fd users = open_lock_file(users_path, mode);
   const std::string wanted = shape_text(permits);
   if (take_flock(users.get(), LOCK_EX | LOCK_NB, users_path)) {
     // Alone: ours is the shape now. The shared lock replaces the exclusive one with a gap,

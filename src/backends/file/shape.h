@@ -25,8 +25,8 @@ class ShapeClaim {
  public:
   // Joins `lock_dir` as a semaphore of `permits`, or as a mutex / read-write lock when
   // `permits` is 0. Throws dlock::Error: lock_mismatch naming the shape in use, or as
-  // throw_errno.
-  static ShapeClaim join(const std::string& lock_dir, std::uint32_t permits);
+  // throw_errno. Its files are created with `mode`.
+  static ShapeClaim join(const std::string& lock_dir, std::uint32_t permits, mode_t mode);
 
   ShapeClaim() = default;
 
