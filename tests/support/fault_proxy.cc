@@ -277,6 +277,7 @@ void FaultProxy::accept_connections() {
 void FaultProxy::read_from(Connection& connection, bool from_client) {
   const int fd = from_client ? connection.client_fd : connection.server_fd;
   Direction& direction = from_client ? connection.to_server : connection.to_client;
+  if (direction.source_closed) return;  // its end is on its way already
   char buffer[64 * 1024];
   const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
   if (n > 0) {
@@ -465,7 +466,9 @@ void FaultProxy::run() {
           if (!inbound.source_closed && inbound.buffered() < kMaxBufferedBytes) events |= POLLIN;
           if (!outbound.outgoing.empty()) events |= POLLOUT;
         }
-        // With no events requested, poll() still reports errors and hangups.
+        // With no events requested, poll() still reports errors and hangups: a side whose end
+        // is held back (delay()) would report its reset at once, again and again.
+        if (inbound.source_closed && events == 0) continue;
         poll_fds.push_back({.fd = is_client ? connection->client_fd : connection->server_fd,
                             .events = events,
                             .revents = 0});

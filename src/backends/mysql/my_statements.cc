@@ -109,8 +109,9 @@ std::string other_kind(const std::string& quoted_path, std::uint32_t permits) {
          " AND c.permits <> " + std::to_string(permits) + " AND " + stands("c") + " LIMIT 1";
 }
 
-// The microseconds the server has spent since `start` (SYSDATE is the time it is evaluated,
-// NOW the statement's start), as the last value of a take: evaluated after its waits.
+// The microseconds the server has spent since `start`, a SYSDATE(6) read in an earlier
+// statement of the batch: SYSDATE is the time it is evaluated (or, with --sysdate-is-now, the
+// start of its statement), so this is read in a statement after the take's waits.
 std::string waited_since(const std::string& start) {
   return "TIMESTAMPDIFF(MICROSECOND, " + start + ", SYSDATE(6))";
 }
@@ -160,9 +161,14 @@ std::string take(const std::vector<std::string>& names, const std::string& quote
 std::string seat_take(const std::string& name, Clock::duration wait) {
   const std::string flag = waiting_flag("CONNECTION_ID()");
   // Named columns: the server sends each column's name with every reply.
-  return "SELECT GET_LOCK(" + flag + ", 0) AS w, CASE WHEN GET_LOCK(" + name + ", " +
-         seconds(wait) + ") = 1 THEN NEXTVAL(dlock_tokens) END AS t, RELEASE_LOCK(" + flag +
-         ") AS r, " + waited_since("NOW(6)") + " AS s";
+  // The time spent is read in a statement after the wait's: with --sysdate-is-now, SYSDATE is
+  // the start of the statement it is in.
+  return "SET @dlock_asked = SYSDATE(6); SELECT GET_LOCK(" + flag + ", 0), CASE WHEN GET_LOCK(" +
+         name + ", " + seconds(wait) + ") = 1 THEN NEXTVAL(dlock_tokens) END, RELEASE_LOCK(" +
+         flag +
+         ") INTO @dlock_w, @dlock_t, @dlock_r; SELECT @dlock_w AS w, @dlock_t AS t, @dlock_r AS "
+         "r, " +
+         waited_since("@dlock_asked") + " AS s";
 }
 
 std::string add_waiter(const std::string& name, const std::string& quoted_path,

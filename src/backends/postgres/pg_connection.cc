@@ -248,6 +248,7 @@ void PgConnection::start_next() {
 
 void PgConnection::send_current() {
   current_reply_ = {};
+  statement_sent_ = Clock::now();
   std::vector<const char*> values;
   for (const Param& param : current_->params) values.push_back(param ? param->c_str() : nullptr);
   const int count = static_cast<int>(values.size());
@@ -330,6 +331,7 @@ void PgConnection::on_readable() {
 }
 
 void PgConnection::finish_current(Reply reply) {
+  reply.sent = statement_sent_;
   Done done = std::move(current_->done);
   current_.reset();
   last_reply_ = Clock::now();

@@ -36,6 +36,9 @@ struct Reply {
   std::string message{};    // the server's or libpq's words when `error` is set
   std::string sqlstate{};   // the server's SQLSTATE when it sent one
   std::vector<std::vector<std::optional<std::string>>> rows{};  // text values, null as nullopt
+  // When the statement was sent: its execution's, after a Prepare of its own (a round trip
+  // that is no part of the execution's time).
+  Clock::time_point sent{};
 
   static Reply failure(std::error_code error, std::string message) {
     return {.error = error, .message = std::move(message)};
@@ -133,6 +136,7 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   std::optional<Pending> current_;
   Reply current_reply_;
   Clock::time_point current_sent_{};
+  Clock::time_point statement_sent_{};  // Reply::sent of the current query
   Clock::time_point last_reply_{};
   std::unordered_map<std::string, Statement> statements_;
   std::map<std::uint64_t, std::function<void()>> watchers_;

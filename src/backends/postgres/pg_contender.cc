@@ -323,10 +323,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void lock_on(const std::shared_ptr<PgConnection>& own, std::uint64_t entry) {
     const std::int64_t key = keys_.front();
     const auto& sql = core_->sql;
-    const Clock::time_point asked = Clock::now();
     own->query(
         shared_ ? sql.lock_shared : sql.lock, {std::to_string(key), std::to_string(entry)},
-        [self = shared_from_this(), own, key, entry, asked](Reply reply) {
+        [self = shared_from_this(), own, key, entry](Reply reply) {
           if (self->finished_) return;
           self->own_.reset();
           if (reply.error) {
@@ -349,7 +348,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                           .entry = entry,
                           .generation = std::nullopt,
                           .seat = self->site_->seat},
-                     reply, sql::time_on_the_way(asked, waited));
+                     reply, sql::time_on_the_way(reply.sent, waited));
         },
         /*may_wait=*/true);
   }

@@ -125,9 +125,11 @@ void Connection::handshake() {
   const auto refused = [self = shared_from_this()](std::error_code code, std::string what) {
     return [self, code, what](std::error_code ec, Reply reply) {
       if (ec || !reply.is_error()) return;
-      // NOAUTH or WRONGPASS whatever the step: the credentials are the problem.
-      const bool credentials = code_of_error(reply.text) == errc::auth_failed;
-      self->fail(credentials ? errc::auth_failed : code, what + ": " + reply.text);
+      // NOAUTH or WRONGPASS whatever the step: the credentials are the problem; NOPERM: the
+      // user's rights.
+      const std::error_code known = code_of_error(reply.text);
+      const bool user = known == errc::auth_failed || known == errc::permission_denied;
+      self->fail(user ? known : code, what + ": " + reply.text);
     };
   };
   if (endpoint_.password) {

@@ -118,20 +118,27 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
   // waited out as a lock call waits it out.
   template <class Read>
   auto read_when_connected(Clock::time_point deadline, const std::string& what, Read read) {
+    const auto down = [&] {
+      return Error(errc::connection_lost, what + ": the connection to " + options_.hosts +
+                                              " is down, and no server took it again in time");
+    };
+    bool lost = false;
     for (;;) {
       std::shared_ptr<Client> client = client_or_throw();
       try {
         return read(*client);
       } catch (const Error& e) {
+        // The deadline, met while a new connection is made, ends a wait for the connection.
+        if (lost && e.code() == errc::timed_out) throw down();
         if (e.code() != errc::connection_lost) throw;
+        lost = true;
         Pending<std::error_code> connected;
         client->when_connected(connected.setter());
         std::error_code ec;
         try {
           ec = connected.get(deadline, "");
         } catch (const Error&) {
-          throw Error(errc::connection_lost, what + ": the connection to " + options_.hosts +
-                                                 " is down, and no server took it again in time");
+          throw down();
         }
         // A client that died is replaced on the executor: do not spin until it is.
         if (ec) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -576,8 +583,8 @@ LockStatus Session::Impl::status_once(Client& client, const std::string& dir,
   }
   for (std::size_t i = 0; i < children.size(); ++i) {
     auto [read_ec, entry] = reads[i].get(deadline, "reading the contenders of " + dir);
-    if (read_ec == Code::no_node) continue;
-    throw_if(read_ec, "reading " + dir + "/" + children[i]);
+    if (zk::is_connection_error(read_ec)) throw_if(read_ec, "reading " + dir + "/" + children[i]);
+    if (read_ec) continue;  // gone meanwhile, or hidden by another user's ACL
     const bool held = engine::rules_for(entries[i].role).decide(entries, i, permits).held;
     (held ? status.holders : status.waiters).push_back(std::move(entry));
   }
