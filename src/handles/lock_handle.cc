@@ -92,6 +92,7 @@ void LockHandle::close() noexcept {
     std::lock_guard lock(mu_);
     closed_ = true;
     lease = std::move(kept_);
+    kept_role_ = -1;
   }
   lease.release();
   for (auto& each : contenders_) {
@@ -103,6 +104,7 @@ void LockHandle::start(std::size_t role, Clock::time_point deadline, std::stop_t
                        Contender::Done done) {
   {
     std::lock_guard lock(mu_);
+    if (closed_) throw Error(errc::cancelled, path_ + ": the handle was destroyed");
     if (busy_) {
       const char* why =
           kept_role_ < 0 ? "this handle is acquiring it, or holds it through a Lease not released"
@@ -183,6 +185,7 @@ Lease LockHandle::acquire(std::size_t role, Clock::time_point deadline, std::sto
   const std::shared_ptr<LockHandle> alive = shared_from_this();
   auto [ec, lease] = run(role, deadline, std::move(stop));
   if (ec) throw Error(ec, path_);
+  refuse_if_closed(lease);
   return std::move(lease);
 }
 
@@ -258,6 +261,14 @@ void LockHandle::keep(std::size_t role, Lease lease) {
       kept_role_ = static_cast<std::int8_t>(role);
       return;
     }
+  }
+  refuse_if_closed(lease);
+}
+
+void LockHandle::refuse_if_closed(Lease& lease) {
+  {
+    std::lock_guard lock(mu_);
+    if (!closed_) return;
   }
   // Granted as the owner was destroyed: nobody is left to release it.
   lease.release();

@@ -74,6 +74,8 @@ class LockHandle : public std::enable_shared_from_this<LockHandle> {
   std::pair<std::error_code, Lease> run(std::size_t role, Clock::time_point deadline,
                                         std::stop_token stop);
   void keep(std::size_t role, Lease lease);
+  // Releases `lease` and throws errc::cancelled if close() has run.
+  void refuse_if_closed(Lease& lease);
   void set_idle();
   // Makes the handle idle again when `holding` is released.
   void watch_release(Holding& holding);

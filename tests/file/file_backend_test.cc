@@ -628,7 +628,8 @@ TEST_F(FileBackendTest, TheDefaultDirectoryUsesOnlyARuntimeDirectoryThatIsOurs) 
 }
 
 // A lock recreated a default directory that a cleaner of /tmp had removed, with the modes of a
-// named one and unchecked (found by a review): it fails instead, and makes nothing.
+// named one and unchecked, and used one someone else made again (found by two reviews): it
+// fails instead, and makes nothing.
 TEST_F(FileBackendTest, ALockDoesNotRemakeARemovedDefaultDirectory) {
   const RuntimeDirectoryVariable variable;
   const std::string private_dir = variable.default_with(dir_);
@@ -638,6 +639,17 @@ TEST_F(FileBackendTest, ALockDoesNotRemakeARemovedDefaultDirectory) {
   Mutex mutex(backend, "/a");
   EXPECT_THROW(mutex.try_lock(), Error);
   EXPECT_FALSE(std::filesystem::exists(private_dir));
+  // Made again by someone else (as root: given to nobody): refused, and nothing made in it.
+  if (geteuid() != 0) return;
+  std::filesystem::create_directory(private_dir);
+  ASSERT_EQ(0, chown(private_dir.c_str(), 65534, 65534));
+  try {
+    mutex.try_lock();
+    ADD_FAILURE() << "locked in a directory another user made";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::permission_denied) << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(private_dir));
 }
 
 }  // namespace

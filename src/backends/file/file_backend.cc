@@ -24,20 +24,6 @@ using namespace dlock::file_backend;
 
 namespace {
 
-// The default directory is per user, and /tmp is everybody's: refuse one that someone else
-// created (or pointed elsewhere with a symbolic link) before us.
-void check_private_directory(const std::string& dir) {
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) throw_errno(errno, dir);
-  if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
-    throw Error(errc::permission_denied,
-                dir +
-                    " is not a directory of this user's (a symbolic link, or made by another "
-                    "user): remove it or give a directory with file:///path");
-  }
-  if ((st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) != 0) throw_errno(errno, dir);
-}
-
 void check_directory(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) throw_errno(errno, dir);

@@ -123,6 +123,9 @@ class FileSteps final : public detail::PollingAttempt::Steps {
     const Modes& modes = site_->modes;
     if (excludes_readers(site_->spec.role)) waiting_.touch();  // still waiting: see below
     if (!shape_) {
+      // The default directory may have been removed (a cleaner of /tmp) and made again by
+      // someone else since open() checked it.
+      if (!site_->base.empty()) check_private_directory(site_->base);
       make_directories(site_->base, dir, modes.directory);
       open_lock_file(dir + "/" + std::string(kLockFile), modes.locked);  // marks it as a lock
       const bool semaphore = site_->spec.role == ContenderSpec::Role::semaphore;

@@ -93,6 +93,11 @@ inline constexpr Modes kPrivateModes{0700, 0600, 0600};
 // run by the holder never inherit a lock. Throws as throw_errno.
 Fd open_lock_file(const std::string& path, mode_t mode);
 
+// The default directory is per user, and /tmp is everybody's: throws dlock::Error
+// (permission_denied) for one that someone else created (or pointed elsewhere with a
+// symbolic link) before us, and as throw_errno if it is gone; makes it 0700.
+void check_private_directory(const std::string& dir);
+
 // mkdir with `mode`; one that exists already is fine. Throws as throw_errno.
 void make_directory(const std::string& path, mode_t mode);
 // mkdir -p of `path` below `base` ("" for all of it), which must exist then: a default

@@ -57,8 +57,10 @@ Record Record::publish(const std::string& base, const std::string& dir, const st
   if (fd < 0) throw_errno(errno, temporary);
   Record record;
   record.fd_ = FlockFd(Fd(fd));
-  // Locked before it is visible under its real name: a reader never sees it unlocked.
-  if (::flock(fd, LOCK_EX) != 0 || !write_all(fd, data)) {
+  // Locked before it is visible under its real name: a reader never sees it unlocked. Without
+  // waiting: whoever else may open it (a reader of the directory) must not hold up the lock
+  // this record is for; that fails instead.
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || !write_all(fd, data)) {
     const int err = errno;
     ::unlink(temporary.c_str());
     throw_errno(err, temporary);

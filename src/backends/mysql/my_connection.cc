@@ -118,11 +118,13 @@ sql::Abandon MyConnection::open(std::shared_ptr<detail::Executor> executor,
   // the server may set and which ended a lock() that had no deadline as a server error (69
   // from dlock run); dlock bounds its waits itself. In a comment only MariaDB runs: MySQL
   // has no such variable (its max_execution_time, of SELECTs, is left as it is: mysql.md).
+  // time_zone: the wait a take measures (TIMESTAMPDIFF of two SYSDATE readings) must not
+  // change by an hour when daylight saving does.
   const std::string settings =
       "SET SESSION wait_timeout = " +
       (params.server_idle_timeout.count() > 0 ? std::to_string(params.server_idle_timeout.count())
                                               : std::string("@@SESSION.wait_timeout")) +
-      " /*M!100108 , SESSION max_statement_time = 0 */";
+      ", SESSION time_zone = '+00:00' /*M!100108 , SESSION max_statement_time = 0 */";
   mysql_options(mysql, MYSQL_INIT_COMMAND, settings.c_str());
 
   std::shared_ptr<MyConnection> connection(new MyConnection(executor, mysql));

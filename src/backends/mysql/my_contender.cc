@@ -173,7 +173,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     });
   }
 
-  // Takes the lock on the connection the handle's seat kept, with its row: one statement.
+  // Takes the lock on the connection the handle's seat kept, with its row: one round trip.
   // Without one (a release that failed, a connection that broke), as a new attempt.
   void take_in_seat() {
     site_->seat->take(

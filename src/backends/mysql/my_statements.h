@@ -59,7 +59,7 @@ std::string take(const std::vector<std::string>& names, const std::string& quote
                  std::uint32_t permits, const std::string& quoted_data, Clock::duration wait,
                  bool check_kind, bool tokens_from_sequence);
 // A Mutex's take on the connection its seat kept with its row (sql/seat.h): the lock, waited
-// for up to `wait`, and its token from dlock_tokens, in one statement with no write. One row,
+// for up to `wait`, and its token from dlock_tokens, in one round trip with no write. One row,
 // whose second value is the token (NULL if not taken) and fourth the microseconds the server
 // spent on it. While it waits, the connection holds a named lock that shows the seat's row as
 // a waiter's.

@@ -583,8 +583,10 @@ LockStatus Session::Impl::status_once(Client& client, const std::string& dir,
   }
   for (std::size_t i = 0; i < children.size(); ++i) {
     auto [read_ec, entry] = reads[i].get(deadline, "reading the contenders of " + dir);
-    if (zk::is_connection_error(read_ec)) throw_if(read_ec, "reading " + dir + "/" + children[i]);
-    if (read_ec) continue;  // gone meanwhile, or hidden by another user's ACL
+    if (read_ec == Code::no_node) continue;  // gone meanwhile
+    // Hidden by another user's ACL: shown by its name alone. Anything else fails the status,
+    // which must not show a held lock free.
+    if (read_ec != Code::no_auth) throw_if(read_ec, "reading " + dir + "/" + children[i]);
     const bool held = engine::rules_for(entries[i].role).decide(entries, i, permits).held;
     (held ? status.holders : status.waiters).push_back(std::move(entry));
   }
