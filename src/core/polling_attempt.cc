@@ -101,8 +101,8 @@ void PollingAttempt::on_taken(Outcome outcome) {
       steps_->waiting();
     }
     // The timer keeps the attempt alive: nothing else owns it while it waits.
-    executor_->post_at(std::min(deadline_, now + next_wait_),
-                       [self = shared_from_this()] { self->poll(); });
+    poll_timer_ = executor_->post_at(std::min(deadline_, now + next_wait_),
+                                     [self = shared_from_this()] { self->poll(); });
     next_wait_ = std::min(next_wait_ * 2, backoff_.longest);
   } catch (const Error& e) {
     finish(Outcome::failure(e));
@@ -112,6 +112,9 @@ void PollingAttempt::on_taken(Outcome outcome) {
 void PollingAttempt::finish(Outcome outcome) {
   if (finished_) return;
   finished_ = true;
+  // A cancelled attempt's timer would keep it, and the executor its site holds, until it
+  // fired: the executor's last owner could then be its own thread (the backend gone).
+  executor_->cancel(poll_timer_);
   if (!taking_) steps_->finished();
   on_stop_.reset();
   Contender::Done done = std::move(done_);

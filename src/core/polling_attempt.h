@@ -74,6 +74,7 @@ class PollingAttempt : public std::enable_shared_from_this<PollingAttempt> {
   bool finished_ = false;
   bool taking_ = false;                  // a take() is in flight
   Executor::TimerId give_up_timer_ = 0;  // while a take() is in flight
+  Executor::TimerId poll_timer_ = 0;     // while it waits for its next poll
   bool waited_ = false;
   bool retried_ = false;  // once, after a try whose connection broke
   // When the run of tries whose connection failed began; empty after a try that reached the
