@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include <dlock/dlock.h>
@@ -48,7 +50,11 @@ void say(const std::string& message) {
 // Wakes the main loop from the library's threads.
 class Wakeup {
  public:
-  Wakeup() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  // Without its fd the main loop would never hear that the lock came or the command ended, and
+  // would wait for ever: a process short of descriptors fails here instead.
+  Wakeup() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+  }
   ~Wakeup() { close(fd_); }
   int fd() const noexcept { return fd_; }
   void notify() const noexcept {
@@ -397,6 +403,9 @@ int run_command(const RunOptions& options) {
   } catch (const Error& e) {
     say(message_of(e));
     status = exit_status_for(e.code(), Phase::naming);
+  } catch (const std::system_error& e) {  // out of descriptors, threads or the like
+    say(e.what());
+    status = kOsError;
   } catch (const std::exception& e) {
     say(e.what());
     status = kSoftware;

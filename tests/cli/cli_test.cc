@@ -182,6 +182,27 @@ TEST_F(CliTest, SignalsReachTheCommandsProcessGroup) {
   }
 }
 
+// Whatever descriptor runs out, dlock runs or says what failed, and does not wait for ever: with
+// one to spare it once lost its main loop's wake-up and hung, whatever -n or -w said.
+TEST_F(CliTest, ShortOfDescriptorsItFailsWithAMessageRatherThanHang) {
+  bool ran = false;
+  for (int limit = 4; limit <= 24; ++limit) {
+    std::vector<std::string> argv = {"sh", "-c", "ulimit -n \"$0\" && exec \"$@\"",
+                                     std::to_string(limit)};
+    for (std::string& arg : dlock({"run", "-n", "fd", "--", "true"})) argv.push_back(arg);
+    const Finished f = run(argv, {}, 10s);
+    if (f.status == 0) {
+      ran = true;
+      continue;
+    }
+    if (f.err.find("error while loading shared libraries") != std::string::npos) continue;
+    EXPECT_TRUE(f.status == 69 || f.status == 71) << "limit " << limit << ": " << f.status;
+    EXPECT_NE(std::string::npos, f.err.find("dlock: ")) << "limit " << limit;
+  }
+  EXPECT_TRUE(ran);
+  EXPECT_TRUE(status_json("fd")["holders"].empty());
+}
+
 TEST_F(CliTest, NonblockFailsAtOnceUnderContention) {
   auto holder = hold("/busy");
   const auto start = std::chrono::steady_clock::now();

@@ -100,6 +100,17 @@ void Connection::connect() {
         errc::connect_failed,
         "no answer within " + std::to_string(self->endpoint_.connect_timeout.count()) + " ms");
   });
+  // asio resolves on a thread of its own, started by the first resolve: a process that may
+  // start no more threads (a pids limit) learns it here, on the executor, where an exception
+  // would end the process.
+  try {
+    resolve(generation);
+  } catch (const std::exception& e) {
+    fail(errc::connect_failed, std::string("resolving: ") + e.what());
+  }
+}
+
+void Connection::resolve(std::uint64_t generation) {
   resolver_.async_resolve(endpoint_.host, endpoint_.port,
                           [self = shared_from_this(), generation](
                               std::error_code ec, asio::ip::tcp::resolver::results_type results) {

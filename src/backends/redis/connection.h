@@ -91,6 +91,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Connection(asio::io_context& io, Endpoint endpoint, Vetting vetting);
   void connect();
+  // Resolves the host, then connects the stream of `generation` (throws if asio cannot start
+  // its resolver's thread).
+  void resolve(std::uint64_t generation);
   void on_connected(std::error_code ec);
   void handshake();
   void enqueue(Command command, Callback done);
