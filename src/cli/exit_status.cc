@@ -48,7 +48,8 @@ const char* exit_status_table() {
          or exclusive) or with another --max, or by something dlock cannot queue behind (a
          lock of another library, a lock named inside it on ZooKeeper)
   69     backend unavailable: no server within the deadline, a server that stopped
-         answering while dlock waited, session lost while waiting
+         answering while dlock waited, a wait that lost its connection or session and
+         could not connect again in time
   70     internal error in dlock
   71     system error (fork, pipe)
   75     the lock was lost while the command ran; the command was stopped

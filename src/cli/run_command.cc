@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -21,6 +22,7 @@
 
 #include "child_process.h"
 #include "exit_status.h"
+#include "requeue.h"
 #include "signals.h"
 #include "wait_line.h"
 
@@ -76,6 +78,12 @@ std::pair<bool, bool> wait_events(const SignalInbox& inbox, const Wakeup& wakeup
   pollfd fds[2] = {{inbox.fd(), POLLIN, 0}, {wakeup.fd(), POLLIN, 0}};
   if (poll(fds, 2, timeout_ms) <= 0) return {false, false};
   return {(fds[0].revents & POLLIN) != 0, (fds[1].revents & POLLIN) != 0};
+}
+
+// The wait's deadline: none without -w, already passed for -n (or -w 0).
+Clock::time_point wait_deadline(const std::optional<milliseconds>& wait) {
+  if (!wait) return Clock::time_point::max();
+  return wait->count() == 0 ? Clock::time_point::min() : detail::deadline_after(*wait);
 }
 
 int ms_until(Clock::time_point when) {
@@ -150,21 +158,31 @@ struct Acquired {
   Lease lease;
   std::error_code error;
   std::string message;
+  std::string news;  // for the main loop to say: the wait lost its place and goes on
   Phase phase = Phase::opening;
 };
 
 class Runner {
  public:
-  explicit Runner(const RunOptions& options) : options_(options) {}
+  explicit Runner(const RunOptions& options)
+      : options_(options), deadline_(wait_deadline(options.wait)), requeue_(deadline_) {}
 
   int run() {
     const auto start = Clock::now();
-    deadline_ = !options_.wait                ? Clock::time_point::max()
-                : options_.wait->count() == 0 ? Clock::time_point::min()
-                                              : detail::deadline_after(*options_.wait);
     check_lock_path(options_.name);
     Lease lease;
-    if (const int status = acquire(start, lease); status != kRunCommand) return status;
+    std::optional<milliseconds> pause;
+    for (;;) {
+      if (const int status = acquire(start, pause, lease); status != kRunCommand) return status;
+      // Lost already (a grant that reached a dlock stopped past its lease): nothing ran under
+      // it, so the wait goes on, as after any loss of its place.
+      if (!lease.lost().stop_requested()) break;
+      pause = requeue_.after(make_error_code(errc::connection_lost), Clock::now());
+      if (!pause) break;
+      say("lost the lock on " + printable(options_.name) +
+          " before the command started; connecting and queueing again");
+      lease.release();
+    }
     return hold_while_running(lease);
   }
 
@@ -195,13 +213,16 @@ class Runner {
 
  private:
   // Opens the backend and acquires on a worker thread while this one answers signals (which
-  // cancel both) and shows the wait line. Returns kRunCommand with `lease` filled when the
+  // cancel both) and shows the wait line. After `pause`, if given, the worker first closes the
+  // backend and handle of the last attempt. Returns kRunCommand with `lease` filled when the
   // lock is held, else the exit status.
-  int acquire(Clock::time_point start, Lease& lease) {
+  int acquire(Clock::time_point start, std::optional<milliseconds> pause, Lease& lease) {
     auto acquired = std::make_shared<Acquired>();
+    acquired->backend = std::move(backend_);
+    acquired->handle = std::move(lock_handle_);
     std::stop_source stop;
-    std::jthread worker([this, acquired, stop = stop.get_token()] {
-      take_lock(*acquired, stop);
+    std::jthread worker([this, acquired, pause, stop = stop.get_token()] {
+      take_lock(*acquired, pause, stop);
       wakeup_.notify();
     });
 
@@ -211,10 +232,16 @@ class Runner {
     int interrupted_by = 0;
     for (;;) {
       std::shared_ptr<Backend> backend;
+      std::string news;
       {
         std::lock_guard guard(acquired->mu);
         if (acquired->done) break;
-        backend = acquired->backend;
+        if (acquired->phase != Phase::opening) backend = acquired->backend;
+        news = std::exchange(acquired->news, {});
+      }
+      if (!news.empty()) {
+        line.clear();
+        say(news);
       }
       const auto [signalled, woken] =
           wait_events(inbox_, wakeup_, line.enabled() ? ms_until(next_refresh) : -1);
@@ -260,17 +287,48 @@ class Runner {
     return status;
   }
 
-  // The worker's part: everything that may block on the network.
-  void take_lock(Acquired& acquired, std::stop_token stop) {
-    const auto fail = [&](const Error& e) {
+  // The worker's part: everything that may block on the network. A wait that loses its place
+  // (requeue.h) connects and queues again.
+  void take_lock(Acquired& acquired, std::optional<milliseconds> pause, std::stop_token stop) {
+    std::string said;  // a server down for a while refuses the same way every time: said once
+    for (;;) {
+      if (pause) {
+        forget_lock(acquired);
+        if (!sleep_for(*pause, stop)) {
+          std::lock_guard guard(acquired.mu);
+          acquired.error = errc::cancelled;
+          break;
+        }
+      }
+      std::optional<Error> failure = take_lock_once(acquired, stop);
+      if (!failure) break;
+      pause = stop.stop_requested() ? std::nullopt : requeue_.after(failure->code(), Clock::now());
       std::lock_guard guard(acquired.mu);
-      acquired.error = e.code();
-      acquired.message = message_of(e);
-    };
+      if (!pause) {
+        acquired.error = failure->code();
+        acquired.message = message_of(*failure);
+        break;
+      }
+      if (std::string message = message_of(*failure); message != said) {
+        said = message;
+        acquired.news = message + "; connecting and queueing again";
+        wakeup_.notify();
+      }
+    }
+    std::lock_guard guard(acquired.mu);
+    acquired.done = true;
+  }
+
+  // One attempt: opens the backend, makes the handle and waits for the lock. Returns why it
+  // failed, or nullopt with the lease in `acquired`.
+  std::optional<Error> take_lock_once(Acquired& acquired, std::stop_token stop) {
     try {
       OpenOptions open_options{.stop = stop, .password = options_.password};
-      if (options_.wait && options_.wait->count() > 0) open_options.connect_timeout = options_.wait;
+      if (options_.wait && options_.wait->count() > 0) {
+        open_options.connect_timeout = milliseconds(std::max(1, ms_until(deadline_)));
+      }
       auto backend = dlock::open(options_.backend_url, open_options);
+      requeue_.connected(Clock::now());
       {
         std::lock_guard guard(acquired.mu);
         acquired.backend = backend;
@@ -293,13 +351,35 @@ class Runner {
       }
       std::lock_guard guard(acquired.mu);
       acquired.lease = std::move(lease);
+      return std::nullopt;
     } catch (const Error& e) {
-      fail(e);
+      return e;
     } catch (const std::exception& e) {
-      fail(Error(errc::backend_failure, e.what()));
+      return Error(errc::backend_failure, e.what());
     }
-    std::lock_guard guard(acquired.mu);
-    acquired.done = true;
+  }
+
+  // Closes the handle and backend of an attempt that lost its place: its session's node or
+  // queue entry must not stay ahead of the next attempt's.
+  static void forget_lock(Acquired& acquired) {
+    std::shared_ptr<void> handle;
+    std::shared_ptr<Backend> backend;
+    {
+      std::lock_guard guard(acquired.mu);
+      handle = std::move(acquired.handle);
+      backend = std::move(acquired.backend);
+      acquired.phase = Phase::opening;
+    }
+    handle.reset();
+    backend.reset();
+  }
+
+  // Sleeps for `pause` unless `stop` comes first; returns false if it did.
+  static bool sleep_for(milliseconds pause, std::stop_token stop) {
+    std::mutex mu;
+    std::condition_variable_any woken;
+    std::unique_lock lock(mu);
+    return !woken.wait_for(lock, stop, pause, [] { return false; }) && !stop.stop_requested();
   }
 
   int hold_while_running(Lease& lease) {
@@ -384,7 +464,8 @@ class Runner {
   const std::vector<int> inherited_ = inherited_descriptors();
   SignalInbox inbox_;  // before the backend starts any thread
   Wakeup wakeup_;
-  Clock::time_point deadline_;
+  const Clock::time_point deadline_;
+  Requeue requeue_;
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<void> lock_handle_;
   bool lost_reported_ = false;

@@ -1,0 +1,50 @@
+// When dlock run, having lost its place in the queue before it could run the command, connects
+// and queues again: its connection or session ended under the wait (a server restarted, a
+// proxy dropped the link, a dlock paused past its session), a grant came too late to be trusted,
+// or the lock was lost before the command started. Nothing ran under the lock, so asking again
+// is safe; the new place is at the end of the queue.
+#ifndef DLOCK_SRC_CLI_REQUEUE_H_
+#define DLOCK_SRC_CLI_REQUEUE_H_
+
+#include <chrono>
+#include <optional>
+#include <system_error>
+
+#include <dlock/clock.h>
+
+namespace dlock::cli {
+
+// Thread safety: not thread-safe; one thread at a time (the worker that takes the lock, then
+// the main thread once it has joined that worker).
+class Requeue {
+ public:
+  // Without -w, reconnecting after a loss ends once no connection has been made for this long:
+  // a wait for ever for the lock is not one for ever for a server that is gone.
+  static constexpr std::chrono::milliseconds kReconnectWindow{std::chrono::seconds(30)};
+  // The pause before the first new attempt, doubled after each, up to kLongestPause.
+  static constexpr std::chrono::milliseconds kFirstPause{100};
+  static constexpr std::chrono::milliseconds kLongestPause{2000};
+
+  // `deadline` is the wait's: max() for none (no -w), min() for -n.
+  explicit Requeue(Clock::time_point deadline) : deadline_(deadline) {}
+
+  // A connection to the backend was made.
+  void connected(Clock::time_point now);
+
+  // How long to pause before connecting and queueing again after `error`, met at `now`; nullopt
+  // when the wait ends with it. Only the ends of a connection or session are asked again
+  // (connection_lost, session_expired, and connect_failed once a first connection was made:
+  // before that, a refusal is more likely a wrong host or database than a restart), and only
+  // within the deadline or, without one, the reconnect window.
+  std::optional<std::chrono::milliseconds> after(std::error_code error, Clock::time_point now);
+
+ private:
+  const Clock::time_point deadline_;
+  bool ever_connected_ = false;
+  Clock::time_point last_connected_;
+  std::chrono::milliseconds next_pause_{0};
+};
+
+}  // namespace dlock::cli
+
+#endif  // DLOCK_SRC_CLI_REQUEUE_H_

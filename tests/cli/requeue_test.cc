@@ -1,0 +1,73 @@
+// Which ends of a wait dlock run connects and queues again after, and when it gives up.
+#include "requeue.h"
+
+#include <gtest/gtest.h>
+
+#include <dlock/error.h>
+
+namespace dlock::cli {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const Clock::time_point kStart = Clock::now();
+const std::error_code kLost = make_error_code(errc::connection_lost);
+const std::error_code kRefused = make_error_code(errc::connect_failed);
+
+TEST(Requeue, TheEndOfAConnectionOrSessionQueuesAgainAtOnceThenAfterGrowingPauses) {
+  Requeue requeue(kStart + seconds(60));
+  requeue.connected(kStart);
+  EXPECT_EQ(milliseconds(0), requeue.after(kLost, kStart));
+  EXPECT_EQ(milliseconds(100), requeue.after(make_error_code(errc::session_expired), kStart));
+  EXPECT_EQ(milliseconds(200), requeue.after(kRefused, kStart));
+  for (int i = 0; i < 10; ++i) requeue.after(kLost, kStart);
+  EXPECT_EQ(Requeue::kLongestPause, requeue.after(kLost, kStart));
+}
+
+// A refusal before any connection is more likely a wrong host, port or database than a restart.
+TEST(Requeue, AFirstConnectionThatFailsEndsTheWait) {
+  Requeue requeue(kStart + seconds(60));
+  EXPECT_EQ(std::nullopt, requeue.after(kRefused, kStart));
+}
+
+TEST(Requeue, WhatIsNotALostConnectionEndsTheWait) {
+  Requeue requeue(Clock::time_point::max());
+  requeue.connected(kStart);
+  for (const errc error :
+       {errc::timed_out, errc::cancelled, errc::auth_failed, errc::permission_denied,
+        errc::backend_failure, errc::lock_mismatch, errc::invalid_argument, errc::not_supported}) {
+    EXPECT_EQ(std::nullopt, requeue.after(make_error_code(error), kStart))
+        << static_cast<int>(error);
+  }
+}
+
+TEST(Requeue, NothingIsAskedAgainAtOrPastTheDeadline) {
+  Requeue requeue(kStart + seconds(5));
+  requeue.connected(kStart);
+  EXPECT_EQ(milliseconds(0), requeue.after(kLost, kStart + milliseconds(4999)));
+  EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart + milliseconds(4950)))
+      << "the pause (100 ms) would end past the deadline";
+  EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart + seconds(5)));
+}
+
+TEST(Requeue, NonblockingNeverAsksAgain) {
+  Requeue requeue(Clock::time_point::min());
+  requeue.connected(kStart);
+  EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart));
+}
+
+// Without -w the lock is waited for for ever, but a server for only the reconnect window,
+// counted from the last connection made.
+TEST(Requeue, WithoutADeadlineReconnectingEndsAWindowAfterTheLastConnection) {
+  Requeue requeue(Clock::time_point::max());
+  requeue.connected(kStart);
+  const Clock::time_point late = kStart + Requeue::kReconnectWindow;
+  EXPECT_EQ(std::nullopt, requeue.after(kRefused, late));
+  requeue.connected(late);
+  EXPECT_TRUE(requeue.after(kRefused, late + seconds(1)));
+  EXPECT_EQ(std::nullopt, requeue.after(kLost, late + Requeue::kReconnectWindow));
+}
+
+}  // namespace
+}  // namespace dlock::cli
