@@ -13,7 +13,7 @@ namespace dlock::cli {
 inline constexpr int kConflictDefault = 1;  // -n/-w: the lock was busy (-E changes it), as flock
 inline constexpr int kUsage = 64;           // EX_USAGE: unknown option, bad duration or number
 inline constexpr int kBadLockName = 65;     // EX_DATAERR: invalid lock name, another kind or --max
-inline constexpr int kUnavailable = 69;     // EX_UNAVAILABLE: no server, session lost while waiting
+inline constexpr int kUnavailable = 69;     // EX_UNAVAILABLE: no server, or none again in time
 inline constexpr int kSoftware = 70;        // EX_SOFTWARE: a bug in dlock
 inline constexpr int kOsError = 71;         // EX_OSERR: fork, pipe and the like failed
 inline constexpr int kLockLost = 75;        // EX_TEMPFAIL: the lock was lost, the command stopped

@@ -9,16 +9,23 @@ namespace dlock::cli {
 void Requeue::connected(Clock::time_point now) {
   ever_connected_ = true;
   last_connected_ = now;
+  lost_at_.reset();
 }
 
 std::optional<std::chrono::milliseconds> Requeue::after(std::error_code error,
                                                         Clock::time_point now) {
-  const bool ended = error == errc::connection_lost || error == errc::session_expired ||
-                     (error == errc::connect_failed && ever_connected_);
-  if (!ended || !ever_connected_) return std::nullopt;
+  if (!ever_connected_) return std::nullopt;
+  if (error != errc::connection_lost && error != errc::session_expired &&
+      error != errc::connect_failed) {
+    return std::nullopt;
+  }
+  if (!lost_at_) {
+    lost_at_ = now;
+    if (now - last_connected_ >= kLongestPause) next_pause_ = std::chrono::milliseconds(0);
+  }
   const std::chrono::milliseconds pause = next_pause_;
   const Clock::time_point give_up =
-      deadline_ == Clock::time_point::max() ? last_connected_ + kReconnectWindow : deadline_;
+      deadline_ == Clock::time_point::max() ? *lost_at_ + kReconnectWindow : deadline_;
   if (now + pause >= give_up) return std::nullopt;
   next_pause_ = std::clamp(next_pause_ * 2, kFirstPause, kLongestPause);
   return pause;

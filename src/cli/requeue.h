@@ -18,14 +18,17 @@ namespace dlock::cli {
 // the main thread once it has joined that worker).
 class Requeue {
  public:
-  // Without -w, reconnecting after a loss ends once no connection has been made for this long:
-  // a wait for ever for the lock is not one for ever for a server that is gone.
+  // Without -w, reconnecting ends this long after the loss if no connection was made since: a
+  // wait for ever for the lock is not one for ever for a server that is gone.
   static constexpr std::chrono::milliseconds kReconnectWindow{std::chrono::seconds(30)};
-  // The pause before the first new attempt, doubled after each, up to kLongestPause.
+  // The first new attempt goes at once; the next after kFirstPause, doubled after each, up to
+  // kLongestPause. A connection that lasted kLongestPause starts the pauses afresh: a server
+  // that accepts and drops at once is not asked in a hot loop.
   static constexpr std::chrono::milliseconds kFirstPause{100};
   static constexpr std::chrono::milliseconds kLongestPause{2000};
 
-  // `deadline` is the wait's: max() for none (no -w), min() for -n.
+  // `deadline` is the wait's: max() for none (no -w; a -w saturates there only past centuries,
+  // and parse_duration allows at most 100 years), min() for -n.
   explicit Requeue(Clock::time_point deadline) : deadline_(deadline) {}
 
   // A connection to the backend was made.
@@ -42,6 +45,7 @@ class Requeue {
   const Clock::time_point deadline_;
   bool ever_connected_ = false;
   Clock::time_point last_connected_;
+  std::optional<Clock::time_point> lost_at_;  // the first failure since the last connection
   std::chrono::milliseconds next_pause_{0};
 };
 

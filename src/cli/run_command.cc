@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <system_error>
 #include <thread>
 
@@ -158,7 +159,7 @@ struct Acquired {
   Lease lease;
   std::error_code error;
   std::string message;
-  std::string news;  // for the main loop to say: the wait lost its place and goes on
+  std::vector<std::string> news;  // for the main loop to say: the wait lost its place, goes on
   Phase phase = Phase::opening;
 };
 
@@ -191,15 +192,16 @@ class Runner {
   // dlock neither past its -w nor deaf to SIGTERM. Past that, or on a signal that ends dlock,
   // exits at once with `status`, which the command or the wait has decided.
   int close_backend(int status) {
-    if (!backend_ && !lock_handle_) return status;
+    if (!backend_ && !lock_handle_ && retired_.empty()) return status;
     std::atomic<bool> closed{false};
-    std::thread closer(
-        [this, &closed, backend = std::move(backend_), handle = std::move(lock_handle_)]() mutable {
-          handle.reset();
-          backend.reset();
-          closed = true;
-          wakeup_.notify();
-        });
+    std::thread closer([this, &closed, backend = std::move(backend_),
+                        handle = std::move(lock_handle_), retired = std::move(retired_)]() mutable {
+      handle.reset();
+      backend.reset();
+      retired.clear();  // joins them
+      closed = true;
+      wakeup_.notify();
+    });
     const Clock::time_point until = Clock::now() + kClosing;
     while (!closed) {
       const auto [signalled, woken] = wait_events(inbox_, wakeup_, ms_until(until));
@@ -213,9 +215,9 @@ class Runner {
 
  private:
   // Opens the backend and acquires on a worker thread while this one answers signals (which
-  // cancel both) and shows the wait line. After `pause`, if given, the worker first closes the
-  // backend and handle of the last attempt. Returns kRunCommand with `lease` filled when the
-  // lock is held, else the exit status.
+  // cancel both) and shows the wait line. The worker first retires the last attempt's backend
+  // and handle, if any, and waits `pause`, if given. Returns kRunCommand with `lease` filled
+  // when the lock is held, else the exit status.
   int acquire(Clock::time_point start, std::optional<milliseconds> pause, Lease& lease) {
     auto acquired = std::make_shared<Acquired>();
     acquired->backend = std::move(backend_);
@@ -231,18 +233,16 @@ class Runner {
     auto next_refresh = start + kStatusInterval;
     int interrupted_by = 0;
     for (;;) {
-      std::shared_ptr<Backend> backend;
-      std::string news;
+      std::vector<std::string> news;
+      bool done;
       {
         std::lock_guard guard(acquired->mu);
-        if (acquired->done) break;
-        if (acquired->phase != Phase::opening) backend = acquired->backend;
         news = std::exchange(acquired->news, {});
+        done = acquired->done;
       }
-      if (!news.empty()) {
-        line.clear();
-        say(news);
-      }
+      if (!news.empty()) line.clear();
+      for (const std::string& item : news) say(item);
+      if (done) break;
       const auto [signalled, woken] =
           wait_events(inbox_, wakeup_, line.enabled() ? ms_until(next_refresh) : -1);
       if (woken) wakeup_.drain();
@@ -253,8 +253,14 @@ class Runner {
           stop.request_stop();
         }
       }
-      if (backend && line.enabled() && Clock::now() >= next_refresh && !interrupted_by) {
+      if (line.enabled() && Clock::now() >= next_refresh && !interrupted_by) {
         next_refresh = Clock::now() + kStatusInterval;
+        std::shared_ptr<Backend> backend;
+        {
+          std::lock_guard guard(acquired->mu);
+          if (acquired->phase != Phase::opening) backend = acquired->backend;
+        }
+        if (!backend) continue;
         try {
           const LockStatus status = backend->status(options_.name, Clock::now() + kStatusInterval);
           line.show(describe_wait(status, self,
@@ -290,28 +296,26 @@ class Runner {
   // The worker's part: everything that may block on the network. A wait that loses its place
   // (requeue.h) connects and queues again.
   void take_lock(Acquired& acquired, std::optional<milliseconds> pause, std::stop_token stop) {
-    std::string said;  // a server down for a while refuses the same way every time: said once
+    std::set<std::string> said;  // a server down for a while refuses alike every time: once
+    retire_lock(acquired);       // the last attempt's, when run() asks again
     for (;;) {
-      if (pause) {
-        forget_lock(acquired);
-        if (!sleep_for(*pause, stop)) {
-          std::lock_guard guard(acquired.mu);
-          acquired.error = errc::cancelled;
-          break;
-        }
+      if (pause && !pause_unless_stopped(*pause, stop)) {
+        std::lock_guard guard(acquired.mu);
+        acquired.error = errc::cancelled;
+        break;
       }
       std::optional<Error> failure = take_lock_once(acquired, stop);
       if (!failure) break;
       pause = stop.stop_requested() ? std::nullopt : requeue_.after(failure->code(), Clock::now());
+      if (pause) retire_lock(acquired);
       std::lock_guard guard(acquired.mu);
       if (!pause) {
         acquired.error = failure->code();
         acquired.message = message_of(*failure);
         break;
       }
-      if (std::string message = message_of(*failure); message != said) {
-        said = message;
-        acquired.news = message + "; connecting and queueing again";
+      if (std::string message = message_of(*failure); said.insert(message).second) {
+        acquired.news.push_back(message + "; connecting and queueing again");
         wakeup_.notify();
       }
     }
@@ -359,9 +363,12 @@ class Runner {
     }
   }
 
-  // Closes the handle and backend of an attempt that lost its place: its session's node or
-  // queue entry must not stay ahead of the next attempt's.
-  static void forget_lock(Acquired& acquired) {
+  // Closes the handle and backend of an attempt that lost its place, on a thread of their own:
+  // a SQL backend takes up to 2 s to close, which must hold up neither the next attempt nor a
+  // signal nor -w. close_backend() waits for them as boundedly as for the last one. Closing
+  // sends ZooKeeper's closeSession on a session still connected; one given up cannot, and its
+  // node stays ahead of the next attempt's until the server expires it.
+  void retire_lock(Acquired& acquired) {
     std::shared_ptr<void> handle;
     std::shared_ptr<Backend> backend;
     {
@@ -370,12 +377,19 @@ class Runner {
       backend = std::move(acquired.backend);
       acquired.phase = Phase::opening;
     }
-    handle.reset();
-    backend.reset();
+    if (!handle && !backend) return;
+    try {
+      retired_.emplace_back([handle = std::move(handle), backend = std::move(backend)]() mutable {
+        handle.reset();
+        backend.reset();
+      });
+    } catch (const std::system_error&) {
+      // No thread to spare: they close here, as the lambda that held them is destroyed.
+    }
   }
 
   // Sleeps for `pause` unless `stop` comes first; returns false if it did.
-  static bool sleep_for(milliseconds pause, std::stop_token stop) {
+  static bool pause_unless_stopped(milliseconds pause, std::stop_token stop) {
     std::mutex mu;
     std::condition_variable_any woken;
     std::unique_lock lock(mu);
@@ -468,6 +482,9 @@ class Runner {
   Requeue requeue_;
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<void> lock_handle_;
+  // The closing of attempts that lost their place (retire_lock); touched by one thread at a
+  // time, as requeue_ is.
+  std::vector<std::jthread> retired_;
   bool lost_reported_ = false;
 };
 

@@ -124,7 +124,7 @@ struct MysqlCli : Offers {
   static constexpr const char* kShortSession = "heartbeat=200ms";
   MysqlCli() : database(unique_database()) { MysqlServer::shared().create_database(database); }
   std::string url() const { return MysqlServer::shared().url(database); }
-  bool restart_server() const {
+  bool restart_server() const {  // the test process always starts a MariaDB of its own
     MysqlServer::shared().restart();
     return true;
   }

@@ -4,7 +4,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
 #include "dlock_process.h"
+#include "fault_proxy.h"
 #include "pg_server.h"
 
 namespace dlock::test {
@@ -55,6 +61,37 @@ TEST_F(CliPgTest, AHolderKilledWithSigkillFreesTheLockAtOnce) {
   // The new dlock's own start (a connection, SCRAM) takes most of it on a loaded machine; a
   // lock freed only when TCP keepalives noticed the dead client would take over 10 s.
   EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+}
+
+// A waiter whose connection is dropped (the proxy it waits through goes, and its port refuses
+// from then on): it does not give up, it says why once each, and connects again after pauses;
+// a SIGTERM there ends it at once (within 2 s), with 128 + 15, whatever is still closing.
+TEST_F(CliPgTest, AWaiterReconnectingAfterItsConnectionWasDroppedEndsAtOnceOnSigterm) {
+  const std::string ready = dir_.file("ready");
+  Process holder(dlock({"run", "/dropped", "-c", "touch " + ready + "; exec sleep 60"}));
+  ASSERT_TRUE(eventually([&] { return file_exists(ready); }));
+  auto proxy = std::make_unique<FaultProxy>(PgServer::shared().port(), FaultProxy::Framing::bytes);
+  Process waiter(
+      {dlock_cli(), "--backend",
+       "postgresql://postgres:secret@127.0.0.1:" + std::to_string(proxy->port()) + "/" + database_,
+       "run", "-w", "60s", "/dropped", "--", "true"});
+  ASSERT_TRUE(eventually([&] {
+    return run(dlock({"status", "/dropped"})).out.find("waits") != std::string::npos;
+  })) << "the waiter never queued";
+  proxy.reset();
+  std::this_thread::sleep_for(2s);  // a few refused attempts
+  ASSERT_TRUE(process_running(waiter.pid())) << waiter.wait().err;
+  const auto start = std::chrono::steady_clock::now();
+  waiter.signal(SIGTERM);
+  const Finished f = waiter.wait(10s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_EQ(128 + SIGTERM, f.status) << f.err;
+  const std::string refused = "Connection refused";
+  const std::size_t first = f.err.find(refused);
+  EXPECT_NE(std::string::npos, first) << f.err;
+  EXPECT_EQ(std::string::npos, f.err.find(refused, first + 1)) << "said more than once: " << f.err;
+  holder.signal(SIGTERM);
+  EXPECT_EQ(128 + SIGTERM, holder.wait().status);
 }
 
 }  // namespace

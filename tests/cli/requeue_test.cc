@@ -57,16 +57,33 @@ TEST(Requeue, NonblockingNeverAsksAgain) {
   EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart));
 }
 
-// Without -w the lock is waited for for ever, but a server for only the reconnect window,
-// counted from the last connection made.
-TEST(Requeue, WithoutADeadlineReconnectingEndsAWindowAfterTheLastConnection) {
+// Without -w the lock is waited for for ever, however long that was, but a server only for the
+// reconnect window, counted from the loss.
+TEST(Requeue, WithoutADeadlineReconnectingEndsAWindowAfterTheLoss) {
   Requeue requeue(Clock::time_point::max());
   requeue.connected(kStart);
-  const Clock::time_point late = kStart + Requeue::kReconnectWindow;
-  EXPECT_EQ(std::nullopt, requeue.after(kRefused, late));
-  requeue.connected(late);
-  EXPECT_TRUE(requeue.after(kRefused, late + seconds(1)));
-  EXPECT_EQ(std::nullopt, requeue.after(kLost, late + Requeue::kReconnectWindow));
+  const Clock::time_point lost = kStart + seconds(300);  // after five minutes of waiting
+  EXPECT_EQ(milliseconds(0), requeue.after(kLost, lost));
+  EXPECT_TRUE(requeue.after(kRefused, lost + Requeue::kReconnectWindow - seconds(3)));
+  EXPECT_EQ(std::nullopt, requeue.after(kRefused, lost + Requeue::kReconnectWindow));
+  // A connection made in time starts the window again at the next loss.
+  const Clock::time_point back = lost + seconds(20);
+  requeue.connected(back);
+  EXPECT_TRUE(requeue.after(kLost, back + seconds(60)));
+  EXPECT_EQ(std::nullopt, requeue.after(kRefused, back + seconds(60) + Requeue::kReconnectWindow));
+}
+
+// A server that drops each connection at once is asked at growing pauses; a connection that
+// lasted starts them afresh, so a loss an hour into a wait is asked again at once.
+TEST(Requeue, OnlyAConnectionThatLastedStartsThePausesAfresh) {
+  Requeue requeue(Clock::time_point::max());
+  requeue.connected(kStart);
+  EXPECT_EQ(milliseconds(0), requeue.after(kLost, kStart + seconds(1)));
+  EXPECT_EQ(milliseconds(100), requeue.after(kRefused, kStart + seconds(1)));
+  requeue.connected(kStart + seconds(2));
+  EXPECT_EQ(milliseconds(200), requeue.after(kLost, kStart + seconds(3)));
+  requeue.connected(kStart + seconds(4));
+  EXPECT_EQ(milliseconds(0), requeue.after(kLost, kStart + seconds(3600)));
 }
 
 }  // namespace
