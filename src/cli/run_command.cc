@@ -16,6 +16,7 @@
 #include <set>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include <dlock/dlock.h>
 #include <dlock/lock_path.h>
@@ -222,8 +223,9 @@ class Runner {
     auto acquired = std::make_shared<Acquired>();
     acquired->backend = std::move(backend_);
     acquired->handle = std::move(lock_handle_);
-    std::stop_source stop;
-    std::jthread worker([this, acquired, pause, stop = stop.get_token()] {
+    // The worker watches its own thread's token, which its destructor also stops: whatever
+    // leaves this function, the worker's wait ends with it.
+    std::jthread worker([this, acquired, pause](std::stop_token stop) {
       take_lock(*acquired, pause, stop);
       wakeup_.notify();
     });
@@ -250,11 +252,14 @@ class Runner {
         const int signal = inbox_.take();
         if (ends_dlock(signal)) {
           interrupted_by = signal;
-          stop.request_stop();
+          worker.request_stop();
         }
       }
       if (line.enabled() && Clock::now() >= next_refresh && !interrupted_by) {
         next_refresh = Clock::now() + kStatusInterval;
+        // Held through the read and the copy's end, so that a backend retired meanwhile is
+        // closed by its retiring thread, never here, deaf to signals.
+        std::lock_guard reading(status_mu_);
         std::shared_ptr<Backend> backend;
         {
           std::lock_guard guard(acquired->mu);
@@ -378,13 +383,21 @@ class Runner {
       acquired.phase = Phase::opening;
     }
     if (!handle && !backend) return;
+    // A link that drops every waiting connection (an idle timeout) retires one an interval for
+    // as long as the wait lasts: the threads that have ended are joined now, not at the end.
+    std::erase_if(retired_, [](Retired& retired) { return retired.closed->load(); });
     try {
-      retired_.emplace_back([handle = std::move(handle), backend = std::move(backend)]() mutable {
-        handle.reset();
-        backend.reset();
-      });
-    } catch (const std::system_error&) {
-      // No thread to spare: they close here, as the lambda that held them is destroyed.
+      auto closed = std::make_shared<std::atomic<bool>>(false);
+      retired_.push_back({std::jthread([this, closed, handle = std::move(handle),
+                                        backend = std::move(backend)]() mutable {
+                            { std::lock_guard wait_for_the_status_read(status_mu_); }
+                            handle.reset();
+                            backend.reset();
+                            *closed = true;
+                          }),
+                          closed});
+    } catch (const std::exception&) {
+      // No thread or memory to spare: they close here, as the lambda that held them goes.
     }
   }
 
@@ -484,7 +497,12 @@ class Runner {
   std::shared_ptr<void> lock_handle_;
   // The closing of attempts that lost their place (retire_lock); touched by one thread at a
   // time, as requeue_ is.
-  std::vector<std::jthread> retired_;
+  std::mutex status_mu_;  // the wait line's status read, which a retired backend waits for
+  struct Retired {
+    std::jthread closing;
+    std::shared_ptr<std::atomic<bool>> closed;
+  };
+  std::vector<Retired> retired_;
   bool lost_reported_ = false;
 };
 
