@@ -495,9 +495,9 @@ class Runner {
   Requeue requeue_;
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<void> lock_handle_;
+  std::mutex status_mu_;  // the wait line's status read, which a retired backend waits for
   // The closing of attempts that lost their place (retire_lock); touched by one thread at a
   // time, as requeue_ is.
-  std::mutex status_mu_;  // the wait line's status read, which a retired backend waits for
   struct Retired {
     std::jthread closing;
     std::shared_ptr<std::atomic<bool>> closed;

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "dlock_process.h"
 #include "fault_proxy.h"
@@ -79,8 +78,10 @@ TEST_F(CliPgTest, AWaiterReconnectingAfterItsConnectionWasDroppedEndsAtOnceOnSig
     return run(dlock({"status", "/dropped"})).out.find("waits") != std::string::npos;
   })) << "the waiter never queued";
   proxy.reset();
-  std::this_thread::sleep_for(2s);  // a few refused attempts
-  ASSERT_TRUE(process_running(waiter.pid())) << waiter.wait().err;
+  ASSERT_TRUE(eventually([&] {
+    return waiter.err_so_far().find("Connection refused") != std::string::npos;
+  })) << waiter.err_so_far();
+  ASSERT_TRUE(waiter.running()) << waiter.wait().err;
   const auto start = std::chrono::steady_clock::now();
   waiter.signal(SIGTERM);
   const Finished f = waiter.wait(10s);

@@ -75,6 +75,8 @@ bool Process::running() {
   return !reaped_;
 }
 
+std::string Process::err_so_far() const { return read_file(err_path_); }
+
 Finished Process::wait(std::chrono::milliseconds timeout) {
   const bool ended = eventually([&] { return !running(); }, timeout);
   EXPECT_TRUE(ended) << "process " << pid_ << " still running after " << timeout.count() << " ms";

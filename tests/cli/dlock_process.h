@@ -37,6 +37,8 @@ class Process {
   // Waits for the end, at most `timeout` (then kills it and fails the test).
   Finished wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   bool running();
+  // What the process has written to stderr so far.
+  std::string err_so_far() const;
 
  private:
   pid_t pid_ = -1;
