@@ -73,7 +73,8 @@ class DLOCK_EXPORT Backend : public std::enable_shared_from_this<Backend> {
 
   // Lists the holder and the queue of the lock at `path`, as of one read of the server.
   // Throws dlock::Error: invalid_path, unorderable_path, timed_out (deadline), the session's
-  // errors (session_closed, connection_lost, connect_failed, permission_denied), and
+  // errors (session_closed, connection_lost, connect_failed, server_unavailable,
+  // permission_denied), and
   // called_from_callback (on the library's own thread, whose work the call would wait for; on
   // every backend, files too, as the blocking lock calls).
   LockStatus status(std::string_view path, Clock::time_point deadline);

@@ -47,7 +47,8 @@ class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
 
   // Blocks until the lock is held. Throws dlock::Error: already_locked, unorderable_path,
   // session_expired or connection_lost (the session died while waiting), session_closed,
-  // connect_failed (no server within the session's connect timeout), auth_failed,
+  // connect_failed (no server within the session's connect timeout), server_unavailable (a
+  // connection the lock needed was refused by a server at its connection limit), auth_failed,
   // permission_denied, lock_mismatch (a semaphore whose permits disagree, or a path held as
   // another kind of lock), not_supported (a kind of lock the backend does not offer: a
   // Semaphore on redlock://, for one), backend_failure, called_from_callback (on the

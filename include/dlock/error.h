@@ -68,6 +68,12 @@ enum class errc {
   // the callback's backend. Call async_acquire() there, or make the call from a thread the
   // callback does not wait for.
   called_from_callback,
+  // The server answered but takes no more connections now: its connection limit is reached
+  // (PostgreSQL's "too many connections" or "too many clients", MySQL's errors 1040, 1203 and
+  // 1226, Redis's maxclients), or it is starting up, shutting down or loading its data. Nothing
+  // was taken; the same call a little later may succeed, where connect_failed's wrong host or
+  // port would not. The message carries the server's words.
+  server_unavailable,
 };
 
 DLOCK_EXPORT const std::error_category& error_category() noexcept;

@@ -103,9 +103,10 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
   // Connects, then creates dlock_contenders if missing (and, in the table mode,
   // dlock_table_locks and dlock_table_waiters). Throws dlock::Error: invalid_argument (no
   // database, a bad ssl_mode, a heartbeat neither 0 nor 100 ms to 1 h, a table-mode ttl under
-  // 100 ms), connect_failed (no server, unknown database, timeout, TLS refused), auth_failed
-  // (wrong user or password), permission_denied (no right to create the table), cancelled,
-  // backend_failure.
+  // 100 ms), connect_failed (no server, unknown database, timeout, TLS refused),
+  // server_unavailable (errors 1040, 1203, 1226: too many connections for the server or the
+  // user; 1053: shutting down), auth_failed (wrong user or password), permission_denied (no right
+  // to create the table), cancelled, backend_failure.
   static std::shared_ptr<Backend> open(Options options);
   ~Backend() override;
 

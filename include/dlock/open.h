@@ -66,6 +66,8 @@ namespace dlock {
 //                     no server answers in time (or its certificate is not trusted), when it
 //                     refuses the password, when `stop` fires; redlock:// when fewer than a
 //                     quorum of masters answer;
+//   server_unavailable  redis:// and redlock:// when a server is at its maxclients or loading
+//                     its data; postgres:// and mysql:// as their Backend::open();
 //   connect_failed, auth_failed, permission_denied, cancelled   postgres:// as
 //                     postgres::Backend::open();
 //   permission_denied, backend_failure    file: as file::Backend::open().

@@ -88,9 +88,11 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
   // Connects, then creates the schema, the sequence and the contender table if missing (and,
   // in the table mode, its two tables). Throws dlock::Error: invalid_argument (conninfo libpq
   // cannot read, a heartbeat neither 0 nor 100 ms to 1 h, a table-mode ttl under 100 ms),
-  // connect_failed (no server, no such database, timeout), auth_failed (the server refused the
-  // credentials), permission_denied (no right to create dlock's objects), cancelled,
-  // backend_failure.
+  // connect_failed (no server, no such database, timeout), server_unavailable (too many
+  // connections for the server, role or database, or a server starting up or shutting down:
+  // matched on the server's English words, so a server with lc_messages in another language
+  // gives connect_failed), auth_failed (the server refused the credentials), permission_denied
+  // (no right to create dlock's objects), cancelled, backend_failure.
   static std::shared_ptr<Backend> open(Options options);
   ~Backend() override;
 

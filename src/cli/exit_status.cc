@@ -49,7 +49,8 @@ const char* exit_status_table() {
          lock of another library, a lock named inside it on ZooKeeper)
   69     backend unavailable: no server within the deadline, a server that stopped
          answering while dlock waited, a wait that lost its connection or session and
-         could not connect again in time
+         could not connect again in time, a server that took no more connections (its
+         connection limit) for as long
   70     internal error in dlock
   71     system error (fork, pipe)
   75     the lock was lost while the command ran; the command was stopped

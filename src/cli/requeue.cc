@@ -14,11 +14,11 @@ void Requeue::connected(Clock::time_point now) {
 
 std::optional<std::chrono::milliseconds> Requeue::after(std::error_code error,
                                                         Clock::time_point now) {
-  if (!ever_connected_) return std::nullopt;
-  if (error != errc::connection_lost && error != errc::session_expired &&
-      error != errc::connect_failed) {
-    return std::nullopt;
-  }
+  const bool asked_again =
+      error == errc::server_unavailable ||
+      (ever_connected_ && (error == errc::connection_lost || error == errc::session_expired ||
+                           error == errc::connect_failed));
+  if (!asked_again) return std::nullopt;
   if (!lost_at_) {
     lost_at_ = now;
     if (now - last_connected_ >= kLongestPause) next_pause_ = std::chrono::milliseconds(0);

@@ -2,7 +2,9 @@
 // and queues again: its connection or session ended under the wait (a server restarted, a
 // proxy dropped the link, a dlock paused past its session), a grant came too late to be trusted,
 // or the lock was lost before the command started. Nothing ran under the lock, so asking again
-// is safe; the new place is at the end of the queue.
+// is safe; the new place is at the end of the queue. A server that takes no more connections
+// for now (its connection limit reached, starting up) is asked again as well, even the first
+// time: it is there, and a wait of -w is meant to outlast it.
 #ifndef DLOCK_SRC_CLI_REQUEUE_H_
 #define DLOCK_SRC_CLI_REQUEUE_H_
 
@@ -37,9 +39,15 @@ class Requeue {
   // How long to pause before connecting and queueing again after `error`, met at `now`; nullopt
   // when the wait ends with it. Only the ends of a connection or session are asked again
   // (connection_lost, session_expired, and connect_failed once a first connection was made:
-  // before that, a refusal is more likely a wrong host or database than a restart), and only
-  // within the deadline or, without one, the reconnect window.
+  // before that, a refusal is more likely a wrong host or database than a restart), and a
+  // server that takes no more connections for now (server_unavailable: its connection limit
+  // reached, starting up), first connection or not; only within the deadline or, without one,
+  // the reconnect window.
   std::optional<std::chrono::milliseconds> after(std::error_code error, Clock::time_point now);
+
+  // Whether a connection was ever made: what was lost is a place in the queue, not a first
+  // connection.
+  bool ever_connected() const { return ever_connected_; }
 
  private:
   const Clock::time_point deadline_;

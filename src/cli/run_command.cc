@@ -133,7 +133,7 @@ void check_server_answers(Backend& backend) {
   } catch (const Error& e) {
     const std::error_code ec = e.code();
     if (ec == errc::timed_out || ec == errc::connection_lost || ec == errc::connect_failed ||
-        ec == errc::session_expired) {
+        ec == errc::server_unavailable || ec == errc::session_expired) {
       // The read's own message would name the probe's path and a lock it did not ask for.
       throw Error(errc::connection_lost,
                   "the lock was not granted within the wait, and the server did not answer "
@@ -320,7 +320,9 @@ class Runner {
         break;
       }
       if (std::string message = message_of(*failure); said.insert(message).second) {
-        acquired.news.push_back(message + "; connecting and queueing again");
+        acquired.news.push_back(message + (requeue_.ever_connected()
+                                               ? "; connecting and queueing again"
+                                               : "; connecting again"));
         wakeup_.notify();
       }
     }

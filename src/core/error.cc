@@ -46,6 +46,8 @@ class Category final : public std::error_category {
         return "lock kind or permits disagree";
       case errc::called_from_callback:
         return "a blocking call from a callback would wait for the library's own thread";
+      case errc::server_unavailable:
+        return "the server takes no more connections now";
     }
     return "unknown dlock error " + std::to_string(code);
   }

@@ -4,6 +4,7 @@
 
 #include <dlock/error.h>
 
+#include "connection_failure.h"
 #include "time_left.h"
 
 namespace dlock::detail {
@@ -78,8 +79,7 @@ void PollingAttempt::on_taken(Outcome outcome) {
     return;
   }
   const auto now = Clock::now();
-  const bool connection_failed =
-      outcome.error == errc::connection_lost || outcome.error == errc::connect_failed;
+  const bool connection_failed = is_connection_failure(outcome.error);
   if (!connection_failed) failing_since_.reset();
   if (connection_failed && !failing_since_) failing_since_ = now;
   // A connection that broke before this attempt could know (a reset while idle) gets one more

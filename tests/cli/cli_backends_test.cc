@@ -3,9 +3,11 @@
 // (files), cli_zk_test.cc (ZooKeeper), cli_pg_test.cc (PostgreSQL) and mysql_test.cc (MySQL).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -47,6 +49,36 @@ struct Offers {
   static constexpr const char* kShortSession = "";
 };
 
+// A URL the server refuses connections to for now, as at its connection limit, and the program
+// (not dlock) holding the last connection: once it is gone, the server takes them again.
+struct FullServer {
+  std::string url;
+  std::unique_ptr<Process> occupant;
+  std::shared_ptr<void> server;  // a server of the test's own, if it needed one
+};
+
+// A user name of its own, short enough for every server.
+std::string unique_user() {
+  static std::atomic<int> counter{0};
+  return "full_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+}
+
+// Runs `client` (a shell command that connects, then reads statements from its stdin) `count`
+// times: each connection is held until the process group is killed, and then ends at once, as
+// a server notices an idle connection close (a statement under way, such as a sleep, would
+// keep it for its duration).
+std::unique_ptr<Process> hold_connections(const std::string& client, int count) {
+  std::string script;
+  for (int i = 0; i < count; ++i) script += "sleep 60 | " + client + " & ";
+  return std::make_unique<Process>(std::vector<std::string>{"sh", "-c", script + "wait"});
+}
+
+// `url` with its user and password replaced.
+std::string with_user(std::string url, const std::string& user, const std::string& password) {
+  const std::size_t start = url.find("://") + 3;
+  return url.replace(start, url.find('@') - start, user + ":" + password);
+}
+
 struct FileCli : Offers {
   static constexpr const char* kName = "File";
   std::string url() const { return "file://" + dir.path(); }
@@ -73,6 +105,16 @@ struct RedisCli : Offers {
     return RedisServer::shared().url() + "/" + std::to_string(db) + "?ttl=2s";
   }
   int db = unique_redis_db();
+  // A server of its own that takes two connections (dlock's two), one of them held by
+  // redis-cli.
+  FullServer fill_connections() const {
+    auto server = std::make_shared<RedisServer>(RedisServer::Options{.maxclients = 2});
+    auto occupant = hold_connections("redis-cli -p " + std::to_string(server->port()), 1);
+    EXPECT_TRUE(eventually([&] {
+      return server->cli({"INFO", "clients"}).find("connected_clients:2") != std::string::npos;
+    })) << "redis-cli never connected";
+    return {server->url() + "?ttl=2s", std::move(occupant), server};
+  }
 };
 
 // The test process's three Redlock masters, a database per test on each, and the same short
@@ -112,6 +154,19 @@ struct PgCli : Offers {
     PgServer::shared().restart();
     return true;
   }
+  // A role allowed two connections (a waiting dlock's), both held by psql.
+  FullServer fill_connections() const {
+    const std::string role = unique_user();
+    PgServer::shared().psql("CREATE ROLE " + role + " LOGIN PASSWORD 'x' CONNECTION LIMIT 2");
+    PgServer::shared().psql("GRANT ALL ON SCHEMA public TO " + role, database);
+    const std::string url = with_user(this->url(), role, "x");
+    auto occupant = hold_connections("psql -X '" + url + "'", 2);
+    EXPECT_TRUE(eventually([&] {
+      return PgServer::shared().psql("SELECT count(*) FROM pg_stat_activity WHERE usename = '" +
+                                     role + "'") == "2";
+    })) << "psql never connected";
+    return {url, std::move(occupant), nullptr};
+  }
   std::string database;
 };
 
@@ -127,6 +182,24 @@ struct MysqlCli : Offers {
   bool restart_server() const {  // the test process always starts a MariaDB of its own
     MysqlServer::shared().restart();
     return true;
+  }
+  // A user allowed two connections (dlock's two), both held by the mariadb client.
+  FullServer fill_connections() const {
+    const std::string user = unique_user();
+    MysqlServer::shared().sql(
+        "CREATE USER '" + user +
+        "'@'%' IDENTIFIED BY 'x' WITH MAX_USER_CONNECTIONS 2; GRANT ALL ON `" + database +
+        "`.* TO '" + user + "'@'%'");
+    auto occupant =
+        hold_connections("mariadb --no-defaults -h127.0.0.1 -P" +
+                             std::to_string(MysqlServer::shared().port()) + " -u" + user + " -px",
+                         2);
+    EXPECT_TRUE(eventually([&] {
+      return MysqlServer::shared().sql(
+                 "SELECT count(*) FROM information_schema.processlist WHERE user = '" + user +
+                 "'") == "2\n";
+    })) << "the mariadb client never connected";
+    return {with_user(url(), user, "x"), std::move(occupant), nullptr};
   }
   std::string database;
 };
@@ -443,6 +516,40 @@ TYPED_TEST(CliBackendsTest, ASemaphoreWaiterPausedAsAPermitComesRunsItsCommandOn
   const Finished f = this->pause_waiter_across_hand_over(name, {"--max", "2"}, checked);
   EXPECT_EQ(0, f.status) << f.err;
   EXPECT_EQ("1\n", read_file(checked)) << "the command ran without a permit";
+}
+
+// A server at its connection limit refuses dlock's first connection for now: with -w, dlock
+// says so once, keeps asking, and runs its command once the server takes it; -n ends at once
+// with 69. It used to exit 69 at once whatever -w, as for a wrong port.
+TYPED_TEST(CliBackendsTest, AFirstConnectionRefusedAtTheConnectionLimitIsAskedAgainWithinTheWait) {
+  if constexpr (!requires(const TypeParam& b) { b.fill_connections(); }) {
+    GTEST_SKIP() << "no connection limit for a test to reach on this backend";
+  } else {
+    FullServer full = this->backend_.fill_connections();
+    ASSERT_FALSE(::testing::Test::HasFailure());
+    const Finished nonblocking =
+        run({dlock_cli(), "--backend", full.url, "run", "-n", "/full", "--", "true"});
+    EXPECT_EQ(69, nonblocking.status) << nonblocking.err;
+    EXPECT_NE(std::string::npos, nonblocking.err.find("takes no more connections"))
+        << nonblocking.err;
+
+    Process waiter({dlock_cli(), "--backend", full.url, "run", "-w", "30s", "/full", "--", "true"});
+    ASSERT_TRUE(eventually([&] {
+      return waiter.err_so_far().find("; connecting again") != std::string::npos;
+    })) << "the waiter never met the limit: "
+        << waiter.err_so_far();
+    std::this_thread::sleep_for(500ms);  // refused a few times more, said once
+    EXPECT_TRUE(waiter.running()) << "gave up at the connection limit";
+    full.occupant.reset();
+    const Finished end = waiter.wait(30s);
+    EXPECT_EQ(0, end.status) << end.err;
+    std::size_t said = 0;
+    for (std::size_t at = end.err.find("connecting again"); at != std::string::npos;
+         at = end.err.find("connecting again", at + 1)) {
+      ++said;
+    }
+    EXPECT_EQ(1u, said) << end.err;
+  }
 }
 
 // A server restarted while one dlock holds and another waits (-w): the holder's command is

@@ -31,6 +31,24 @@ TEST(Requeue, AFirstConnectionThatFailsEndsTheWait) {
   EXPECT_EQ(std::nullopt, requeue.after(kRefused, kStart));
 }
 
+// A server at its connection limit, or starting up, is there: the wait is meant to outlast it,
+// within -w or, without it, the reconnect window; -n still never asks again.
+TEST(Requeue, AServerThatTakesNoMoreConnectionsIsAskedAgainFromTheFirstConnection) {
+  const std::error_code full = make_error_code(errc::server_unavailable);
+  Requeue within(kStart + seconds(60));
+  EXPECT_EQ(milliseconds(0), within.after(full, kStart));
+  EXPECT_EQ(milliseconds(100), within.after(full, kStart));
+  EXPECT_FALSE(within.ever_connected());
+  EXPECT_EQ(std::nullopt, within.after(full, kStart + seconds(60)));
+
+  Requeue unbounded(Clock::time_point::max());
+  EXPECT_EQ(milliseconds(0), unbounded.after(full, kStart));
+  EXPECT_TRUE(unbounded.after(full, kStart + Requeue::kReconnectWindow - seconds(3)));
+  EXPECT_EQ(std::nullopt, unbounded.after(full, kStart + Requeue::kReconnectWindow));
+
+  EXPECT_EQ(std::nullopt, Requeue(Clock::time_point::min()).after(full, kStart));
+}
+
 TEST(Requeue, WhatIsNotALostConnectionEndsTheWait) {
   Requeue requeue(Clock::time_point::max());
   requeue.connected(kStart);

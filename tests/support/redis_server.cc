@@ -111,6 +111,9 @@ void RedisServer::start() {
                                    "--databases",
                                    std::to_string(options_.databases)};
   if (!options_.password.empty()) args.insert(args.end(), {"--requirepass", options_.password});
+  if (options_.maxclients != 0) {
+    args.insert(args.end(), {"--maxclients", std::to_string(options_.maxclients)});
+  }
   if (options_.tls) {
     args.insert(args.end(), {"--tls-port", std::to_string(tls_port_), "--tls-cert-file",
                              certificate_, "--tls-key-file", dir_ + "/key.pem",

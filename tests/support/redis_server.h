@@ -15,6 +15,7 @@ class RedisServer {
     bool tls = false;        // also a TLS port, with a certificate made by openssl for 127.0.0.1
     int databases = 16;
     bool cluster = false;  // cluster mode, serving no hash slot until given some
+    int maxclients = 0;    // the server's connection limit, if not 0
   };
 
   // Starts a server and returns once it answers PING. Throws std::runtime_error if it cannot.

@@ -52,6 +52,7 @@ TEST(RedisRespTest, MapsErrorReplies) {
   EXPECT_EQ(code_of_error("WRONGPASS invalid username-password pair"), errc::auth_failed);
   EXPECT_EQ(code_of_error("NOPERM this user has no permissions"), errc::permission_denied);
   EXPECT_EQ(code_of_error("LOADING Redis is loading the dataset"), errc::connection_lost);
+  EXPECT_EQ(code_of_error("ERR max number of clients reached"), errc::server_unavailable);
   EXPECT_EQ(code_of_error("ERR unknown command"), errc::backend_failure);
 }
 

@@ -36,6 +36,10 @@ constexpr unsigned kTableAccessDenied = 1142;       // ER_TABLEACCESS_DENIED_ERR
 constexpr unsigned kSpecificAccessDenied = 1227;    // ER_SPECIFIC_ACCESS_DENIED_ERROR
 constexpr unsigned kServerGone = 2006;              // CR_SERVER_GONE_ERROR
 constexpr unsigned kServerLost = 2013;              // CR_SERVER_LOST
+constexpr unsigned kTooManyConnections = 1040;      // ER_CON_COUNT_ERROR
+constexpr unsigned kServerShutdown = 1053;          // ER_SERVER_SHUTDOWN
+constexpr unsigned kTooManyUserConnections = 1203;  // ER_TOO_MANY_USER_CONNECTIONS
+constexpr unsigned kUserLimitReached = 1226;        // ER_USER_LIMIT_REACHED
 
 // TCP keepalive on `fd`, probing after `idle` of silence: a connection whose server's host went
 // away, or the network to it, fails within about 1.6 x `idle`, also while it waits in a query
@@ -356,14 +360,16 @@ void MyConnection::beat() {
 Reply MyConnection::error_reply(std::error_code fallback) const {
   const unsigned number = mysql_errno(handle(mysql_));
   std::error_code code = fallback;
+  const bool connecting = fallback == make_error_code(errc::connect_failed);
   if (number == kAccessDenied || number == kAccessDeniedNoPassword) {
     code = make_error_code(errc::auth_failed);
   } else if (number == kServerGone || number == kServerLost) {
-    code =
-        make_error_code(fallback == make_error_code(errc::connect_failed) ? errc::connect_failed
-                                                                          : errc::connection_lost);
-  } else if ((number == kDbAccessDenied && fallback != make_error_code(errc::connect_failed)) ||
-             number == kTableAccessDenied || number == kSpecificAccessDenied) {
+    code = make_error_code(connecting ? errc::connect_failed : errc::connection_lost);
+  } else if (number == kTooManyConnections || number == kTooManyUserConnections ||
+             number == kUserLimitReached || (number == kServerShutdown && connecting)) {
+    code = make_error_code(errc::server_unavailable);
+  } else if ((number == kDbAccessDenied && !connecting) || number == kTableAccessDenied ||
+             number == kSpecificAccessDenied) {
     code = make_error_code(errc::permission_denied);
   }
   Reply reply = Reply::failure(

@@ -48,6 +48,13 @@ Reply connect_failure(PGconn* conn) {
       message.find("no password supplied") != std::string::npos ||
       message.find("authentication failed") != std::string::npos) {
     code = errc::auth_failed;
+  } else if (message.find("too many connections") != std::string::npos ||
+             message.find("too many clients") != std::string::npos ||
+             message.find("connection slots are reserved") != std::string::npos ||
+             message.find("the database system is ") != std::string::npos) {
+    // 53300 (a server's, role's or database's connection limit) and 57P03 (starting up,
+    // shutting down, in recovery, not yet accepting connections).
+    code = errc::server_unavailable;
   } else if (message.find("invalid connection option") != std::string::npos ||
              message.find("invalid URI") != std::string::npos ||
              message.find("invalid sslmode") != std::string::npos ||

@@ -137,10 +137,13 @@ void Connection::handshake() {
     return [self, code, what](std::error_code ec, Reply reply) {
       if (ec || !reply.is_error()) return;
       // NOAUTH or WRONGPASS whatever the step: the credentials are the problem; NOPERM: the
-      // user's rights.
-      const std::error_code known = code_of_error(reply.text);
-      const bool user = known == errc::auth_failed || known == errc::permission_denied;
-      self->fail(user ? known : code, what + ": " + reply.text);
+      // user's rights; maxclients, or LOADING and its kin (connection_lost on a command): a
+      // server that serves no new connection yet.
+      std::error_code known = code_of_error(reply.text);
+      if (known == errc::connection_lost) known = errc::server_unavailable;
+      const bool told = known == errc::auth_failed || known == errc::permission_denied ||
+                        known == errc::server_unavailable;
+      self->fail(told ? known : code, what + ": " + reply.text);
     };
   };
   if (endpoint_.password) {

@@ -2,6 +2,8 @@
 
 #include <dlock/error.h>
 
+#include "core/connection_failure.h"
+
 namespace dlock::redis_backend {
 
 namespace {
@@ -19,7 +21,7 @@ void release_until(std::shared_ptr<RedisClient> client, LockKeys keys, std::stri
   runner.run(release_script(), keys, {id},
              [client = std::move(client), keys, id, give_up, drain](
                  std::error_code ec, const std::string&, Reply) mutable {
-               const bool retry = ec == errc::connection_lost || ec == errc::connect_failed;
+               const bool retry = detail::is_connection_failure(ec);
                if (!retry || Clock::now() + kReleaseRetry >= give_up) {
                  return work_of(*client, drain).ended();
                }

@@ -47,6 +47,8 @@ std::error_code code_of_error(std::string_view error) {
   }
   if (starts("NOAUTH") || starts("WRONGPASS")) return errc::auth_failed;
   if (starts("NOPERM")) return errc::permission_denied;
+  // Sent to a connection past maxclients, which the server then closes.
+  if (starts("ERR max number of clients reached")) return errc::server_unavailable;
   if (starts("LOADING") || starts("BUSY") || starts("MASTERDOWN") || starts("TRYAGAIN")) {
     return errc::connection_lost;
   }
