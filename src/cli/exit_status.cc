@@ -50,7 +50,7 @@ const char* exit_status_table() {
   69     backend unavailable: no server within the deadline, a server that stopped
          answering while dlock waited, a wait that lost its connection or session and
          could not connect again in time, a server that took no more connections (its
-         connection limit) for as long
+         connection limit) for as long as -w (30 s without it)
   70     internal error in dlock
   71     system error (fork, pipe)
   75     the lock was lost while the command ran; the command was stopped

@@ -14,19 +14,24 @@ void Requeue::connected(Clock::time_point now) {
 
 std::optional<std::chrono::milliseconds> Requeue::after(std::error_code error,
                                                         Clock::time_point now) {
-  const bool asked_again =
-      error == errc::server_unavailable ||
-      (ever_connected_ && (error == errc::connection_lost || error == errc::session_expired ||
-                           error == errc::connect_failed));
+  // A server that refused for now has shown the address right: its refusing connections next
+  // is a restart (a server shutting down, then down), not a wrong port.
+  if (error == errc::server_unavailable) server_answered_ = true;
+  const bool asked_again = error == errc::server_unavailable ||
+                           ((ever_connected_ || server_answered_) &&
+                            (error == errc::connection_lost || error == errc::session_expired ||
+                             error == errc::connect_failed));
   if (!asked_again) return std::nullopt;
   if (!lost_at_) {
     lost_at_ = now;
     if (now - last_connected_ >= kLongestPause) next_pause_ = std::chrono::milliseconds(0);
   }
-  const std::chrono::milliseconds pause = next_pause_;
   const Clock::time_point give_up =
       deadline_ == Clock::time_point::max() ? *lost_at_ + kReconnectWindow : deadline_;
-  if (now + pause >= give_up) return std::nullopt;
+  if (now >= give_up || give_up - now < kShortestAttempt) return std::nullopt;
+  const std::chrono::milliseconds pause = std::min(
+      next_pause_,
+      std::chrono::duration_cast<std::chrono::milliseconds>(give_up - now - kShortestAttempt));
   next_pause_ = std::clamp(next_pause_ * 2, kFirstPause, kLongestPause);
   return pause;
 }

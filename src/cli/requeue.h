@@ -28,6 +28,10 @@ class Requeue {
   // that accepts and drops at once is not asked in a hot loop.
   static constexpr std::chrono::milliseconds kFirstPause{100};
   static constexpr std::chrono::milliseconds kLongestPause{2000};
+  // The time left that the last attempt starts with at least: a pause is cut short for it, and
+  // with less left the wait ends. An attempt with less would end by its own connect timeout,
+  // and say that rather than why the server refused.
+  static constexpr std::chrono::milliseconds kShortestAttempt{100};
 
   // `deadline` is the wait's: max() for none (no -w; a -w saturates there only past centuries,
   // and parse_duration allows at most 100 years), min() for -n.
@@ -41,8 +45,8 @@ class Requeue {
   // (connection_lost, session_expired, and connect_failed once a first connection was made:
   // before that, a refusal is more likely a wrong host or database than a restart), and a
   // server that takes no more connections for now (server_unavailable: its connection limit
-  // reached, starting up), first connection or not; only within the deadline or, without one,
-  // the reconnect window.
+  // reached, starting up), first connection or not, after which connect_failed is asked again
+  // too; only within the deadline or, without one, the reconnect window.
   std::optional<std::chrono::milliseconds> after(std::error_code error, Clock::time_point now);
 
   // Whether a connection was ever made: what was lost is a place in the queue, not a first
@@ -52,6 +56,7 @@ class Requeue {
  private:
   const Clock::time_point deadline_;
   bool ever_connected_ = false;
+  bool server_answered_ = false;  // a server_unavailable was met
   Clock::time_point last_connected_;
   std::optional<Clock::time_point> lost_at_;  // the first failure since the last connection
   std::chrono::milliseconds next_pause_{0};

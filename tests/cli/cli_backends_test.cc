@@ -63,13 +63,15 @@ std::string unique_user() {
   return "full_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
 }
 
-// Runs `client` (a shell command that connects, then reads statements from its stdin) `count`
-// times: each connection is held until the process group is killed, and then ends at once, as
-// a server notices an idle connection close (a statement under way, such as a sleep, would
-// keep it for its duration).
-std::unique_ptr<Process> hold_connections(const std::string& client, int count) {
+// Runs each of `clients` (shell commands that connect, then read statements from their stdin),
+// sending it `greeting` first if not empty: each connection is held until the process group is
+// killed, and then ends at once, as a server notices an idle connection close (a statement
+// under way, such as a sleep, would keep it for its duration).
+std::unique_ptr<Process> hold_connections(const std::vector<std::string>& clients,
+                                          const std::string& greeting = "") {
+  const std::string input = greeting.empty() ? "sleep 60" : "{ echo " + greeting + "; sleep 60; }";
   std::string script;
-  for (int i = 0; i < count; ++i) script += "sleep 60 | " + client + " & ";
+  for (const std::string& client : clients) script += input + " | " + client + " & ";
   return std::make_unique<Process>(std::vector<std::string>{"sh", "-c", script + "wait"});
 }
 
@@ -109,7 +111,7 @@ struct RedisCli : Offers {
   // redis-cli.
   FullServer fill_connections() const {
     auto server = std::make_shared<RedisServer>(RedisServer::Options{.maxclients = 2});
-    auto occupant = hold_connections("redis-cli -p " + std::to_string(server->port()), 1);
+    auto occupant = hold_connections({"redis-cli -p " + std::to_string(server->port())});
     EXPECT_TRUE(eventually([&] {
       return server->cli({"INFO", "clients"}).find("connected_clients:2") != std::string::npos;
     })) << "redis-cli never connected";
@@ -140,6 +142,29 @@ struct RedlockCli : Offers {
     return count;
   }
   int db = unique_redis_db();
+  // Three masters of its own that take one connection each (dlock's), two of them held by
+  // redis-cli: short of a quorum. redis-cli's answer shows it holds the one: a connection of
+  // the test's own could take it first.
+  FullServer fill_connections() const {
+    auto masters = std::make_shared<std::vector<std::unique_ptr<RedisServer>>>();
+    std::string url = "redlock://";
+    for (int i = 0; i < 3; ++i) {
+      masters->push_back(std::make_unique<RedisServer>(RedisServer::Options{.maxclients = 1}));
+      url +=
+          (i == 0 ? "" : ",") + std::string("127.0.0.1:") + std::to_string(masters->back()->port());
+    }
+    const std::vector<std::string> answers = {files.file("first"), files.file("second")};
+    auto occupant = hold_connections(
+        {"redis-cli -p " + std::to_string((*masters)[0]->port()) + " > " + answers[0],
+         "redis-cli -p " + std::to_string((*masters)[1]->port()) + " > " + answers[1]},
+        "PING");
+    EXPECT_TRUE(eventually([&] {
+      return file_exists(answers[0]) && read_file(answers[0]) == "PONG\n" &&
+             file_exists(answers[1]) && read_file(answers[1]) == "PONG\n";
+    })) << "redis-cli never connected";
+    return {url + "?ttl=2s", std::move(occupant), masters};
+  }
+  TempDir files;
 };
 
 // A database of its own per test on the test process's PostgreSQL server.
@@ -160,7 +185,8 @@ struct PgCli : Offers {
     PgServer::shared().psql("CREATE ROLE " + role + " LOGIN PASSWORD 'x' CONNECTION LIMIT 2");
     PgServer::shared().psql("GRANT ALL ON SCHEMA public TO " + role, database);
     const std::string url = with_user(this->url(), role, "x");
-    auto occupant = hold_connections("psql -X '" + url + "'", 2);
+    const std::string client = "psql -X '" + url + "'";
+    auto occupant = hold_connections({client, client});
     EXPECT_TRUE(eventually([&] {
       return PgServer::shared().psql("SELECT count(*) FROM pg_stat_activity WHERE usename = '" +
                                      role + "'") == "2";
@@ -190,10 +216,9 @@ struct MysqlCli : Offers {
         "CREATE USER '" + user +
         "'@'%' IDENTIFIED BY 'x' WITH MAX_USER_CONNECTIONS 2; GRANT ALL ON `" + database +
         "`.* TO '" + user + "'@'%'");
-    auto occupant =
-        hold_connections("mariadb --no-defaults -h127.0.0.1 -P" +
-                             std::to_string(MysqlServer::shared().port()) + " -u" + user + " -px",
-                         2);
+    const std::string client = "mariadb --no-defaults -h127.0.0.1 -P" +
+                               std::to_string(MysqlServer::shared().port()) + " -u" + user + " -px";
+    auto occupant = hold_connections({client, client});
     EXPECT_TRUE(eventually([&] {
       return MysqlServer::shared().sql(
                  "SELECT count(*) FROM information_schema.processlist WHERE user = '" + user +

@@ -49,6 +49,15 @@ TEST(Requeue, AServerThatTakesNoMoreConnectionsIsAskedAgainFromTheFirstConnectio
   EXPECT_EQ(std::nullopt, Requeue(Clock::time_point::min()).after(full, kStart));
 }
 
+// A server that refused for now, then refuses connections (shutting down, then down), is
+// restarting: it has shown the address right.
+TEST(Requeue, AfterAServerRefusedForNowARefusedConnectionIsAskedAgain) {
+  Requeue requeue(kStart + seconds(60));
+  EXPECT_TRUE(requeue.after(make_error_code(errc::server_unavailable), kStart));
+  EXPECT_TRUE(requeue.after(kRefused, kStart));
+  EXPECT_FALSE(requeue.ever_connected());
+}
+
 TEST(Requeue, WhatIsNotALostConnectionEndsTheWait) {
   Requeue requeue(Clock::time_point::max());
   requeue.connected(kStart);
@@ -60,13 +69,18 @@ TEST(Requeue, WhatIsNotALostConnectionEndsTheWait) {
   }
 }
 
-TEST(Requeue, NothingIsAskedAgainAtOrPastTheDeadline) {
+// The last attempt starts kShortestAttempt before the deadline at the latest, a pause cut short
+// for it: with less time, its own connect timeout would end it, and the wait earlier than -w.
+TEST(Requeue, TheLastAttemptStartsInTimeToConnectBeforeTheDeadline) {
   Requeue requeue(kStart + seconds(5));
   requeue.connected(kStart);
-  EXPECT_EQ(milliseconds(0), requeue.after(kLost, kStart + milliseconds(4999)));
-  EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart + milliseconds(4950)))
-      << "the pause (100 ms) would end past the deadline";
+  EXPECT_EQ(milliseconds(0), requeue.after(kLost, kStart + seconds(4)));
+  EXPECT_EQ(milliseconds(100), requeue.after(kLost, kStart + seconds(4)));
+  EXPECT_EQ(milliseconds(50), requeue.after(kLost, kStart + milliseconds(4850)))
+      << "a pause of 200 ms cut to start the attempt 100 ms before the deadline";
+  EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart + milliseconds(4901)));
   EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart + seconds(5)));
+  EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart + seconds(6)));
 }
 
 TEST(Requeue, NonblockingNeverAsksAgain) {

@@ -361,12 +361,18 @@ Reply MyConnection::error_reply(std::error_code fallback) const {
   const unsigned number = mysql_errno(handle(mysql_));
   std::error_code code = fallback;
   const bool connecting = fallback == make_error_code(errc::connect_failed);
+  // 1226 names the resource of the user's that ran out: only one of them, connections at once,
+  // frees itself as others disconnect; the hourly ones (connections, queries, updates) do not.
+  const bool user_connections =
+      number == kUserLimitReached &&
+      std::string_view(mysql_error(handle(mysql_))).find("'max_user_connections'") !=
+          std::string_view::npos;
   if (number == kAccessDenied || number == kAccessDeniedNoPassword) {
     code = make_error_code(errc::auth_failed);
   } else if (number == kServerGone || number == kServerLost) {
     code = make_error_code(connecting ? errc::connect_failed : errc::connection_lost);
-  } else if (number == kTooManyConnections || number == kTooManyUserConnections ||
-             number == kUserLimitReached || (number == kServerShutdown && connecting)) {
+  } else if (connecting && (number == kTooManyConnections || number == kTooManyUserConnections ||
+                            user_connections || number == kServerShutdown)) {
     code = make_error_code(errc::server_unavailable);
   } else if ((number == kDbAccessDenied && !connecting) || number == kTableAccessDenied ||
              number == kSpecificAccessDenied) {

@@ -40,6 +40,22 @@ std::string trimmed(const std::string& text) {
   return line;
 }
 
+// Whether the server refused the connection for now, by the words that follow FATAL (the names
+// of a role or database quoted in other refusals cannot pass for them): 53300, a server's,
+// role's or database's connection limit, and 57P03 but "not accepting connections" (a standby
+// without hot_standby, for good).
+bool says_for_now(const std::string& message) {
+  for (const char* words :
+       {"FATAL: sorry, too many clients already", "FATAL: too many connections for ",
+        "FATAL: remaining connection slots are reserved",
+        "FATAL: the database system is starting up", "FATAL: the database system is shutting down",
+        "FATAL: the database system is in recovery mode",
+        "FATAL: the database system is not yet accepting connections"}) {
+    if (message.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
 // libpq reports connection failures as text only; these are the words of its refusals.
 Reply connect_failure(PGconn* conn) {
   std::string message = conn ? trimmed(PQerrorMessage(conn)) : "out of memory";
@@ -48,12 +64,7 @@ Reply connect_failure(PGconn* conn) {
       message.find("no password supplied") != std::string::npos ||
       message.find("authentication failed") != std::string::npos) {
     code = errc::auth_failed;
-  } else if (message.find("too many connections") != std::string::npos ||
-             message.find("too many clients") != std::string::npos ||
-             message.find("connection slots are reserved") != std::string::npos ||
-             message.find("the database system is ") != std::string::npos) {
-    // 53300 (a server's, role's or database's connection limit) and 57P03 (starting up,
-    // shutting down, in recovery, not yet accepting connections).
+  } else if (says_for_now(message)) {
     code = errc::server_unavailable;
   } else if (message.find("invalid connection option") != std::string::npos ||
              message.find("invalid URI") != std::string::npos ||

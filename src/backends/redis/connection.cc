@@ -200,8 +200,14 @@ void Connection::handshake() {
 }
 
 void Connection::vet(const Reply& reply) {
-  if (reply.is_error() && code_of_error(reply.text) == errc::auth_failed) {
-    return fail(errc::auth_failed, reply.text);
+  if (reply.is_error()) {
+    // A server at its maxclients, or loading (connection_lost on a command), answers INFO as
+    // any step: it is there, but not serving yet, which no vetting can judge.
+    std::error_code known = code_of_error(reply.text);
+    if (known == errc::connection_lost) known = errc::server_unavailable;
+    if (known == errc::auth_failed || known == errc::server_unavailable) {
+      return fail(known, reply.text);
+    }
   }
   if (std::string why = vetting_.decide(reply); !why.empty()) {
     refused_until_ = std::chrono::steady_clock::now() + kRefusalHeld;

@@ -7,6 +7,7 @@
 #include <dlock/error.h>
 #include <dlock/lock_path.h>
 
+#include "core/connection_failure.h"
 #include "core/holder_data.h"
 #include "core/refused_contender.h"
 #include "core/time_left.h"
@@ -41,8 +42,7 @@ Failure failure_in(const RedlockMasters& masters, std::size_t index, const Answe
 [[noreturn]] void throw_short_of_quorum(const RedlockMasters& masters, std::size_t answered,
                                         const std::vector<Failure>& failures) {
   const auto refusal = std::find_if(failures.begin(), failures.end(), [](const Failure& failure) {
-    return failure.code != errc::connect_failed && failure.code != errc::connection_lost &&
-           failure.code != errc::timed_out;
+    return !detail::is_connection_failure(failure.code) && failure.code != errc::timed_out;
   });
   if (refusal != failures.end()) {
     throw Error(refusal->code, masters.short_of_quorum(answered, refusal->message));

@@ -126,6 +126,7 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
       masters->broadcast_and_wait({"PING"}, connect_timeout + std::chrono::milliseconds(500),
                                   open.stop, answered_by_quorum(*masters));
   std::size_t up = 0;
+  std::size_t full = 0;  // masters there, but taking no more connections now
   std::string down;
   for (std::size_t i = 0; i < answers.size(); ++i) {
     if (answers[i].ok()) {
@@ -135,10 +136,13 @@ std::shared_ptr<RedlockMasters> RedlockMasters::open(RedlockOptions options,
     if (answers[i].error == errc::auth_failed || answers[i].error == errc::invalid_argument) {
       throw Error(answers[i].error, failure_of(*masters, i, answers[i]));
     }
+    if (answers[i].error == errc::server_unavailable) ++full;
     down += (down.empty() ? "" : "; ") + failure_of(*masters, i, answers[i]);
   }
   if (up < masters->quorum()) {
-    throw Error(errc::connect_failed, masters->short_of_quorum(up, down));
+    // A quorum that those masters would make up is worth asking for again.
+    throw Error(up + full >= masters->quorum() ? errc::server_unavailable : errc::connect_failed,
+                masters->short_of_quorum(up, down));
   }
   return masters;
 }
