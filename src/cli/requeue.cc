@@ -28,6 +28,7 @@ std::optional<std::chrono::milliseconds> Requeue::after(std::error_code error,
   }
   const Clock::time_point give_up =
       deadline_ == Clock::time_point::max() ? *lost_at_ + kReconnectWindow : deadline_;
+  // In this order: give_up - now would overflow for -n's deadline, Clock::time_point::min().
   if (now >= give_up || give_up - now < kShortestAttempt) return std::nullopt;
   const std::chrono::milliseconds pause = std::min(
       next_pause_,

@@ -45,8 +45,9 @@ class Requeue {
   // (connection_lost, session_expired, and connect_failed once a first connection was made:
   // before that, a refusal is more likely a wrong host or database than a restart), and a
   // server that takes no more connections for now (server_unavailable: its connection limit
-  // reached, starting up), first connection or not, after which connect_failed is asked again
-  // too; only within the deadline or, without one, the reconnect window.
+  // reached, starting up), first connection or not, after which the ends of a connection are
+  // asked again as if one had been made; only within the deadline or, without one, the
+  // reconnect window.
   std::optional<std::chrono::milliseconds> after(std::error_code error, Clock::time_point now);
 
   // Whether a connection was ever made: what was lost is a place in the queue, not a first

@@ -55,7 +55,12 @@ TEST(Requeue, AfterAServerRefusedForNowARefusedConnectionIsAskedAgain) {
   Requeue requeue(kStart + seconds(60));
   EXPECT_TRUE(requeue.after(make_error_code(errc::server_unavailable), kStart));
   EXPECT_TRUE(requeue.after(kRefused, kStart));
+  EXPECT_TRUE(requeue.after(kLost, kStart));
   EXPECT_FALSE(requeue.ever_connected());
+
+  Requeue nonblocking(Clock::time_point::min());
+  EXPECT_EQ(std::nullopt, nonblocking.after(make_error_code(errc::server_unavailable), kStart));
+  EXPECT_EQ(std::nullopt, nonblocking.after(kRefused, kStart));
 }
 
 TEST(Requeue, WhatIsNotALostConnectionEndsTheWait) {
@@ -79,6 +84,10 @@ TEST(Requeue, TheLastAttemptStartsInTimeToConnectBeforeTheDeadline) {
   EXPECT_EQ(milliseconds(50), requeue.after(kLost, kStart + milliseconds(4850)))
       << "a pause of 200 ms cut to start the attempt 100 ms before the deadline";
   EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart + milliseconds(4901)));
+  Requeue last(kStart + seconds(5));
+  last.connected(kStart);
+  EXPECT_EQ(milliseconds(0), last.after(kLost, kStart + seconds(5) - Requeue::kShortestAttempt))
+      << "exactly the shortest attempt left: one more";
   EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart + seconds(5)));
   EXPECT_EQ(std::nullopt, requeue.after(kLost, kStart + seconds(6)));
 }
@@ -103,6 +112,16 @@ TEST(Requeue, WithoutADeadlineReconnectingEndsAWindowAfterTheLoss) {
   requeue.connected(back);
   EXPECT_TRUE(requeue.after(kLost, back + seconds(60)));
   EXPECT_EQ(std::nullopt, requeue.after(kRefused, back + seconds(60) + Requeue::kReconnectWindow));
+}
+
+// The window cuts a pause short as -w does: 2 s due with 0.5 s of the window left is 400 ms.
+TEST(Requeue, TheReconnectWindowCutsThePauseShortForALastAttempt) {
+  Requeue requeue(Clock::time_point::max());
+  requeue.connected(kStart);
+  const Clock::time_point lost = kStart + seconds(10);
+  for (int i = 0; i < 8; ++i) requeue.after(kLost, lost);
+  EXPECT_EQ(milliseconds(400),
+            requeue.after(kLost, lost + Requeue::kReconnectWindow - milliseconds(500)));
 }
 
 // A server that drops each connection at once is asked at growing pauses; a connection that
