@@ -15,6 +15,14 @@ Reply reason(std::string text) {
   return Reply{.type = Reply::Type::error, .text = std::move(text)};
 }
 
+// The code of an error reply to a handshake step, INFO included: a server at its maxclients,
+// or LOADING and its kin (connection_lost on a command), is there but serves no new connection
+// yet.
+std::error_code code_of_refusal(std::string_view reply) {
+  const std::error_code known = code_of_error(reply);
+  return known == errc::connection_lost ? make_error_code(errc::server_unavailable) : known;
+}
+
 }  // namespace
 
 std::shared_ptr<Connection> Connection::create(asio::io_context& io, Endpoint endpoint,
@@ -137,10 +145,8 @@ void Connection::handshake() {
     return [self, code, what](std::error_code ec, Reply reply) {
       if (ec || !reply.is_error()) return;
       // NOAUTH or WRONGPASS whatever the step: the credentials are the problem; NOPERM: the
-      // user's rights; maxclients, or LOADING and its kin (connection_lost on a command): a
-      // server that serves no new connection yet.
-      std::error_code known = code_of_error(reply.text);
-      if (known == errc::connection_lost) known = errc::server_unavailable;
+      // user's rights.
+      const std::error_code known = code_of_refusal(reply.text);
       const bool told = known == errc::auth_failed || known == errc::permission_denied ||
                         known == errc::server_unavailable;
       self->fail(told ? known : code, what + ": " + reply.text);
@@ -200,14 +206,11 @@ void Connection::handshake() {
 }
 
 void Connection::vet(const Reply& reply) {
-  if (reply.is_error()) {
-    // A server at its maxclients, or loading (connection_lost on a command), answers INFO as
-    // any step: it is there, but not serving yet, which no vetting can judge.
-    std::error_code known = code_of_error(reply.text);
-    if (known == errc::connection_lost) known = errc::server_unavailable;
-    if (known == errc::auth_failed || known == errc::server_unavailable) {
-      return fail(known, reply.text);
-    }
+  // A server not serving yet answers INFO as any step, which no vetting can judge.
+  if (const std::error_code known =
+          reply.is_error() ? code_of_refusal(reply.text) : std::error_code();
+      known == errc::auth_failed || known == errc::server_unavailable) {
+    return fail(known, reply.text);
   }
   if (std::string why = vetting_.decide(reply); !why.empty()) {
     refused_until_ = std::chrono::steady_clock::now() + kRefusalHeld;
