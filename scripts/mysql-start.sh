@@ -9,7 +9,8 @@
 # (DIR/ca.pem), so that ssl-mode=REQUIRED and VERIFY_CA can be tested. As root the server runs
 # as the user mysql, and DIR is handed to it. The server's pid is in DIR/pid.
 #   MYSQL_OWNER_PID   if set, a watchdog stops the server and removes DIR once that process is
-#                     gone, so a crashed test binary does not leave a server behind.
+#                     gone, so a crashed test binary does not leave a server behind. Give it
+#                     again when starting the server again: each start has its own watchdog.
 #   MYSQL_FLUSH_LOG_AT_TRX_COMMIT
 #                     innodb_flush_log_at_trx_commit: 0 (the default here, for speed: a crash
 #                     loses the last second of commits) or 1 (MariaDB's own default: every
@@ -40,7 +41,7 @@ if [[ ! -d "$dir/data" ]]; then
 fi
 
 port=${2:-}
-for attempt in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
   if [[ -z "${2:-}" ]]; then
     port=$((24000 + RANDOM % 1000))
     port_in_use "$port" && continue
@@ -65,10 +66,18 @@ for attempt in 1 2 3 4 5; do
     server=$(cat "$dir/pid")  # mariadbd itself, not the subshell that started it
     echo "$server" >"$dir/server.pid"
     if [[ -n "${MYSQL_OWNER_PID:-}" ]]; then
+      # It ends with its server: after a restart, the watchdog of the old server must neither
+      # kill the pid the old server had (another process may have it now) nor remove DIR,
+      # which the new server uses.
       (
-        while is_running "$MYSQL_OWNER_PID"; do sleep 1; done
-        kill -9 "$server" 2>/dev/null || true
-        rm -rf "$dir"
+        while is_running "$server"; do
+          if ! is_running "$MYSQL_OWNER_PID"; then
+            kill -9 "$server" 2>/dev/null || true
+            rm -rf "$dir"
+            exit 0
+          fi
+          sleep 1
+        done
       ) </dev/null >/dev/null 2>&1 &
     fi
     echo "127.0.0.1:$port"

@@ -10,6 +10,8 @@
 # the user postgres, and DIR is handed to it.
 #   PG_OWNER_PID   if set, a watchdog stops the server and removes DIR once that process is
 #                  gone, so a crashed test binary does not leave a server behind.
+#                  Give it again when starting the server again: each start has its own
+#                  watchdog, which ends with its server.
 #   PG_SYNCHRONOUS_COMMIT  synchronous_commit (default off, for speed): "on" makes each commit
 #                  reach the WAL before it is acknowledged, so commits survive a crash
 #                  (pg-stop.sh with PG_STOP_MODE=immediate).

@@ -117,7 +117,8 @@ void MysqlServer::create_database(const std::string& name) const {
 
 void MysqlServer::restart() {
   run_script("mysql-stop.sh", {dir_, "--kill"});
-  run_script("mysql-start.sh", {dir_, std::to_string(port_)});
+  run_script("mysql-start.sh", {dir_, std::to_string(port_)},
+             {"MYSQL_OWNER_PID=" + std::to_string(owner_pid_)});
 }
 
 void MysqlServer::pause() const { ::kill(server_pid(), SIGSTOP); }

@@ -72,7 +72,8 @@ void PgServer::restart() {
   std::lock_guard lock(mutex_);
   if (external_) throw std::runtime_error("an external server (DLOCK_TEST_PG) cannot restart");
   run_script("pg-stop.sh", {dir_, "--keep"});
-  run_script("pg-start.sh", {dir_, std::to_string(port_)});
+  run_script("pg-start.sh", {dir_, std::to_string(port_)},
+             {"PG_OWNER_PID=" + std::to_string(owner_pid_)});
 }
 
 }  // namespace dlock::test
