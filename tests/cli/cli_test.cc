@@ -2,6 +2,8 @@
 // signals, -n/-w, --shared, --max, status and list.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -295,6 +297,39 @@ TEST_F(CliTest, StatusAndListShowHolderAndQueue) {
   holder.reset();
   EXPECT_EQ(0, waiter.wait().status);
   EXPECT_TRUE(status_json("/jobs/nightly")["holders"].empty());
+}
+
+// In a shared directory, a lock directory another user made under umask 077 (here: mode 0, and
+// as root the listing runs as nobody) is named on stderr and left out, and the locks beside it
+// are listed; so is one that holds locks. It failed the whole listing with 77 and printed
+// nothing (found by a hostile probe).
+TEST_F(CliTest, ListShowsTheLocksBesideOneItMayNotRead) {
+  for (const char* name : {"/a", "/hidden", "/locked/inner", "/m"}) {
+    ASSERT_EQ(0, run_dlock({"run", name, "--", "true"}).status) << name;
+  }
+  ASSERT_EQ(0, ::chmod(dir_.path().c_str(), 0755));
+  ASSERT_EQ(0, ::chmod(dir_.file("hidden").c_str(), 0));
+  ASSERT_EQ(0, ::chmod(dir_.file("locked").c_str(), 0));
+  std::vector<std::string> list = dlock({"list", "--json"});
+  if (::geteuid() == 0) list.insert(list.begin(), {"runuser", "-u", "nobody", "--"});
+  const Finished listed = run(list);
+  ASSERT_EQ(0, ::chmod(dir_.file("hidden").c_str(), 0755));
+  ASSERT_EQ(0, ::chmod(dir_.file("locked").c_str(), 0755));
+
+  EXPECT_EQ(77, listed.status) << listed.err;
+  EXPECT_NE(std::string::npos, listed.err.find("dlock: /hidden: ")) << listed.err;
+  EXPECT_NE(std::string::npos, listed.err.find("dlock: /locked: ")) << listed.err;
+  std::vector<std::string> paths;
+  for (const auto& lock : nlohmann::json::parse(listed.out)) paths.push_back(lock["path"]);
+  EXPECT_EQ((std::vector<std::string>{"/a", "/m"}), paths) << listed.out;
+  // The start of the listing itself unreadable: that is the error, as before.
+  ASSERT_EQ(0, ::chmod(dir_.file("locked").c_str(), 0));
+  std::vector<std::string> under = dlock({"list", "/locked"});
+  if (::geteuid() == 0) under.insert(under.begin(), {"runuser", "-u", "nobody", "--"});
+  const Finished refused = run(under);
+  ASSERT_EQ(0, ::chmod(dir_.file("locked").c_str(), 0755));
+  EXPECT_EQ(77, refused.status) << refused.err;
+  EXPECT_EQ("", refused.out);
 }
 
 TEST_F(CliTest, HelpIsAManPage) {

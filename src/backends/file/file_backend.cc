@@ -38,14 +38,22 @@ bool is_file(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// Calls `found` with the directory of every lock at or under `dir` (relative to `root`).
+// Calls `found` with the directory of every lock at or under `dir` (relative to `root`), and
+// with each directory below the start that this user may not read: it may be a lock or hold
+// some, and its status() then names what could not be read. One user's lock made under umask
+// 077 in a shared directory must not hide all the others from a listing.
 void walk_locks(const std::string& root, const std::string& relative,
-                const std::function<void(const std::string&)>& found) {
+                const std::function<void(const std::string&)>& found, bool at_start = true) {
   const std::string dir = relative.empty() ? root : root + "/" + relative;
-  if (is_file(dir + "/" + std::string(kLockFile))) found(relative);
+  const bool is_lock = is_file(dir + "/" + std::string(kLockFile));
+  if (is_lock) found(relative);
   std::unique_ptr<DIR, int (*)(DIR*)> listing(::opendir(dir.c_str()), ::closedir);
   if (!listing) {
     if (errno == ENOENT || errno == ENOTDIR) return;
+    if (errno == EACCES && !at_start) {
+      if (!is_lock) found(relative);
+      return;
+    }
     throw_errno(errno, dir);
   }
   while (const dirent* entry = ::readdir(listing.get())) {
@@ -54,7 +62,7 @@ void walk_locks(const std::string& root, const std::string& relative,
     const std::string child = relative.empty() ? name : relative + "/" + name;
     struct stat st {};
     if (::lstat((root + "/" + child).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      walk_locks(root, child, found);
+      walk_locks(root, child, found, false);
     }
   }
 }
