@@ -283,7 +283,7 @@ int main(int argc, char** argv) {
   bool list_json_flag = false;
   CLI::App* list_cmd = app.add_subcommand("list", "List the locks under PREFIX (default /)");
   list_cmd->add_flag("--json", list_json_flag, "Print JSON");
-  list_cmd->add_option("PREFIX", list_prefix, "Lock name prefix");
+  list_cmd->add_option("PREFIX", list_prefix, "Lock name prefix")->check(kNotEmpty);
 
   const CommandLine line = split_command_line(app, *run_cmd, argc, argv);
   if (line.unknown_subcommand) {

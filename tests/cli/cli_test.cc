@@ -124,6 +124,8 @@ TEST_F(CliTest, BadInputHasItsOwnStatusAndMessage) {
       {{"run", "a/../b", "--", "true"}, 65, "'..'"},
       {{"run", "/a//b", "--", "true"}, 65, "empty component"},
       {{"status", "/a/"}, 65, "must not end with '/'"},
+      {{"run", "", "--", "true"}, 64, "an empty value is not allowed"},
+      {{"list", ""}, 64, "an empty value is not allowed"},
   };
   for (const BadInput& bad : table) {
     SCOPED_TRACE(bad.args[1]);
@@ -141,6 +143,9 @@ TEST_F(CliTest, BadInputHasItsOwnStatusAndMessage) {
   EXPECT_EQ(78, with_backend("postgres://127.0.0.1:5432/db?heartbeat=soon").status);
   EXPECT_EQ(78, with_backend("redis://127.0.0.1:6379?ttl=1ms").status);
   EXPECT_EQ(78, with_backend("zk://127.0.0.1:2181?session_timeout=soon").status);
+  // A file where the lock directory should be: the URL is wrong; the server is not away (69).
+  EXPECT_EQ(78, with_backend("file:///dev/null").status);
+  EXPECT_EQ(78, with_backend("file:///dev/null/locks").status);
   // A port nobody listens on: unavailable, within the wait.
   const auto start = std::chrono::steady_clock::now();
   const Finished unreachable = with_backend("zk://127.0.0.1:9");

@@ -25,9 +25,14 @@ using namespace dlock::file_backend;
 namespace {
 
 void check_directory(const std::string& dir) {
+  // A file where the directory should be is a wrong URL, which asking again cannot mend: not a
+  // backend failure.
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) throw_errno(errno, dir);
-  if (!S_ISDIR(st.st_mode)) throw Error(errc::backend_failure, dir + " is not a directory");
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno == ENOTDIR) throw Error(errc::invalid_argument, errno_detail(ENOTDIR, dir));
+    throw_errno(errno, dir);
+  }
+  if (!S_ISDIR(st.st_mode)) throw Error(errc::invalid_argument, dir + " is not a directory");
   // Not W_OK: a user who may only read the directory can still ask for status and list; a
   // lock fails with permission_denied, naming what it could not create.
   if (::access(dir.c_str(), R_OK | X_OK) != 0) throw_errno(errno, dir);
