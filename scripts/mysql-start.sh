@@ -41,6 +41,8 @@ if [[ ! -d "$dir/data" ]]; then
 fi
 
 port=${2:-}
+# A pid file left by a server that was killed must not be read as the new server's.
+rm -f "$dir/pid"
 for _ in 1 2 3 4 5; do
   if [[ -z "${2:-}" ]]; then
     port=$((24000 + RANDOM % 1000))

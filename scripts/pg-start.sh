@@ -65,7 +65,7 @@ if [[ -n "${PG_OWNER_PID:-}" ]]; then
   server_pid=$(head -n 1 "$dir/data/postmaster.pid")
   (
     while is_running "$server_pid"; do
-      if ! kill -0 "$PG_OWNER_PID" 2>/dev/null; then
+      if ! is_running "$PG_OWNER_PID"; then
         kill -QUIT "$server_pid" 2>/dev/null || true
         sleep 1
         rm -rf "$dir"

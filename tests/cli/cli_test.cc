@@ -304,37 +304,50 @@ TEST_F(CliTest, StatusAndListShowHolderAndQueue) {
   EXPECT_TRUE(status_json("/jobs/nightly")["holders"].empty());
 }
 
-// In a shared directory, a lock directory another user made under umask 077 (here: mode 0, and
-// as root the listing runs as nobody) is named on stderr and left out, and the locks beside it
-// are listed; so is one that holds locks. It failed the whole listing with 77 and printed
-// nothing (found by a hostile probe).
-TEST_F(CliTest, ListShowsTheLocksBesideOneItMayNotRead) {
-  for (const char* name : {"/a", "/hidden", "/locked/inner", "/m"}) {
+// In a shared directory, lock directories another user made under a strict umask (modes 0, 0111
+// and 0444 here) are named on stderr and left out, and the locks beside them are listed; so
+// are ones that hold locks. It failed the whole listing with 77 and printed nothing (found by a
+// hostile probe). As root the listing runs without the capabilities that override modes.
+TEST_F(CliTest, ListShowsTheLocksBesideOnesItMayNotRead) {
+  const std::vector<std::pair<std::string, mode_t>> unreadable = {
+      {"hidden", 0}, {"locked", 0}, {"searchable", 0111}, {"readable", 0444}};
+  for (const char* name :
+       {"/a", "/hidden", "/locked/inner", "/m", "/searchable/inner", "/readable/inner"}) {
     ASSERT_EQ(0, run_dlock({"run", name, "--", "true"}).status) << name;
   }
-  ASSERT_EQ(0, ::chmod(dir_.path().c_str(), 0755));
-  ASSERT_EQ(0, ::chmod(dir_.file("hidden").c_str(), 0));
-  ASSERT_EQ(0, ::chmod(dir_.file("locked").c_str(), 0));
-  std::vector<std::string> list = dlock({"list", "--json"});
-  if (::geteuid() == 0) list.insert(list.begin(), {"runuser", "-u", "nobody", "--"});
-  const Finished listed = run(list);
-  ASSERT_EQ(0, ::chmod(dir_.file("hidden").c_str(), 0755));
-  ASSERT_EQ(0, ::chmod(dir_.file("locked").c_str(), 0755));
+  struct Modes {
+    const TempDir& dir;
+    const std::vector<std::pair<std::string, mode_t>>& of;
+    void set(bool readable) const {
+      for (const auto& [name, mode] : of) {
+        ASSERT_EQ(0, ::chmod(dir.file(name).c_str(), readable ? 0755 : mode)) << name;
+      }
+    }
+    ~Modes() { set(true); }  // else a non-root TempDir could not remove them
+  } const modes{dir_, unreadable};
+  modes.set(false);
+  const auto as_user = [](std::vector<std::string> args) {
+    if (::geteuid() == 0) {
+      args.insert(args.begin(), {"setpriv", "--bounding-set=-dac_override,-dac_read_search",
+                                 "--inh-caps=-dac_override,-dac_read_search", "--"});
+    }
+    return run(args);
+  };
 
+  const Finished listed = as_user(dlock({"list", "--json"}));
   EXPECT_EQ(77, listed.status) << listed.err;
-  EXPECT_NE(std::string::npos, listed.err.find("dlock: /hidden: ")) << listed.err;
-  EXPECT_NE(std::string::npos, listed.err.find("dlock: /locked: ")) << listed.err;
+  for (const auto& [name, mode] : unreadable) {
+    EXPECT_NE(std::string::npos, listed.err.find("dlock: /" + name + ": ")) << listed.err;
+  }
   std::vector<std::string> paths;
   for (const auto& lock : nlohmann::json::parse(listed.out)) paths.push_back(lock["path"]);
   EXPECT_EQ((std::vector<std::string>{"/a", "/m"}), paths) << listed.out;
   // The start of the listing itself unreadable: that is the error, as before.
-  ASSERT_EQ(0, ::chmod(dir_.file("locked").c_str(), 0));
-  std::vector<std::string> under = dlock({"list", "/locked"});
-  if (::geteuid() == 0) under.insert(under.begin(), {"runuser", "-u", "nobody", "--"});
-  const Finished refused = run(under);
-  ASSERT_EQ(0, ::chmod(dir_.file("locked").c_str(), 0755));
+  const Finished refused = as_user(dlock({"list", "/locked"}));
   EXPECT_EQ(77, refused.status) << refused.err;
   EXPECT_EQ("", refused.out);
+  // Nor does status call one free.
+  EXPECT_EQ(77, as_user(dlock({"status", "/searchable"})).status);
 }
 
 TEST_F(CliTest, HelpIsAManPage) {
