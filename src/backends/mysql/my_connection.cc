@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <asio/io_context.hpp>
@@ -58,23 +59,36 @@ void probe_when_idle(int fd, std::chrono::seconds idle) {
 
 }  // namespace
 
+// asio waits on a copy of the connector's socket, which is asio's to close. libmariadb closes
+// its own when it finds the connection lost, and its number may name another thread's new
+// file before asio would let go of it (ThreadSanitizer saw a test's proxy socket take it).
 struct MyConnection::Io {
   explicit Io(asio::io_context& context) : socket(context), timer(context) {}
-  // The connector owns the socket: release it before asio's destructor would close it.
-  ~Io() { forget_socket(); }
   void forget_socket() {
-    if (socket.is_open()) socket.release();
+    std::error_code ignored;
+    socket.close(ignored);
+    connector_fd = -1;
   }
-  void use_socket(int fd) {
-    if (socket.is_open() && socket.native_handle() == fd) return;
+  std::error_code use_socket(int fd) {
+    if (socket.is_open() && connector_fd == fd) return {};
     forget_socket();
-    socket.assign(fd);
+    const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return {errno, std::system_category()};
+    std::error_code error;
+    socket.assign(copy, error);
+    if (error) {
+      ::close(copy);
+      return error;
+    }
+    connector_fd = fd;
+    return {};
   }
   void cancel() {
     if (socket.is_open()) socket.cancel();
     timer.cancel();
   }
   asio::posix::stream_descriptor socket;
+  int connector_fd = -1;  // the connector's socket that `socket` copies
   asio::steady_timer timer;
 };
 
@@ -187,7 +201,7 @@ void MyConnection::drive(int status, Step step, std::function<void()> finished) 
   if (broken_) return;
   if (status == 0) return finished();
   const std::uint64_t arm = ++arm_;
-  io_->use_socket(mysql_get_socket(handle(mysql_)));
+  const std::error_code watched = io_->use_socket(mysql_get_socket(handle(mysql_)));
   std::weak_ptr<MyConnection> weak = shared_from_this();
   // A wait that ends in an error of its own (not our cancel) ends the connection: the connector
   // would only ask to wait again, failing at once, for good. Dropped, the error left the
@@ -204,6 +218,7 @@ void MyConnection::drive(int status, Step step, std::function<void()> finished) 
     self->io_->cancel();
     self->drive(step(ready), step, finished);
   };
+  if (watched) return resume(0, watched);  // out of descriptors: as a failed wait
   if (status & MYSQL_WAIT_READ) {
     io_->socket.async_wait(asio::posix::stream_descriptor::wait_read,
                            [resume](std::error_code ec) { resume(MYSQL_WAIT_READ, ec); });
@@ -328,7 +343,10 @@ void MyConnection::finish_current(Reply reply) {
 void MyConnection::watch_idle() {
   if (broken_ || busy_) return;
   const std::uint64_t arm = ++arm_;
-  io_->use_socket(mysql_get_socket(handle(mysql_)));
+  if (const std::error_code watched = io_->use_socket(mysql_get_socket(handle(mysql_)))) {
+    return close(make_error_code(errc::connection_lost),
+                 "watching the server's socket: " + watched.message());
+  }
   std::weak_ptr<MyConnection> weak = shared_from_this();
   // The server says nothing unasked: a readable idle socket is a connection it ended.
   io_->socket.async_wait(
