@@ -85,9 +85,9 @@ class DLOCK_EXPORT Backend : public std::enable_shared_from_this<Backend> {
   // The lock paths at or under `prefix` ("/" for all), sorted: every path that holds lock
   // entries now (ZooKeeper) or was ever used (files). A path this user may not read is listed
   // too, whether it is a lock or holds some (a node another user's ACL hides; a directory
-  // another user made under a strict umask): its status() throws permission_denied, and the other
-  // paths are still listed. Throws dlock::Error: invalid_path, timed_out, and the backend's
-  // errors as for status() (permission_denied if `prefix` itself may not be read).
+  // another user made under a strict umask): its status() throws permission_denied, and the
+  // other paths are still listed. Throws dlock::Error: invalid_path, timed_out, and the
+  // backend's errors as for status() (permission_denied if `prefix` itself may not be read).
   std::vector<std::string> list(std::string_view prefix, Clock::time_point deadline);
   std::vector<std::string> list(std::string_view prefix) {
     return list(prefix, detail::deadline_after(kStatusTimeout));

@@ -61,11 +61,11 @@ DLOCK_EXPORT std::string default_directory();
 class DLOCK_EXPORT Backend : public dlock::Backend {
  public:
   // Throws dlock::Error: invalid_argument (a relative directory, or a named one whose path
-  // names a file or passes through one), permission_denied (the directory cannot be read; the
-  // default directory also if it cannot be created, or is owned by another user, or is a symbolic
-  // link, as a /tmp squatter's would be), backend_failure (any other system error; the
-  // message names the path and the system's reason). A named directory that cannot be created fails
-  // the first lock with permission_denied or backend_failure.
+  // names a file or passes through one), permission_denied (the directory cannot be read;
+  // the default directory also if it cannot be created, or is owned by another user, or is a
+  // symbolic link, as a /tmp squatter's would be), backend_failure (any other system error;
+  // the message names the path and the system's reason). A named directory that cannot be
+  // created fails the first lock with permission_denied or backend_failure.
   static std::shared_ptr<Backend> open(Options options);
   ~Backend() override;
 

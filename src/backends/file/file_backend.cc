@@ -39,36 +39,37 @@ void check_directory(const std::string& dir) {
   if (::access(dir.c_str(), R_OK | X_OK) != 0) throw_errno(errno, dir);
 }
 
+// A directory this user may not list may be a lock, or hold locks below it.
+bool may_not_list(const std::string& dir) {
+  return ::faccessat(AT_FDCWD, dir.c_str(), R_OK | X_OK, AT_EACCESS) != 0 && errno == EACCES;
+}
+
 // Calls `found` with the directory of every lock at or under `dir` (relative to `root`), and
-// with each directory below the start that this user may not read, whose status() then fails
-// with permission_denied: it may be a lock or hold some. One user's lock directory made under a
-// strict umask in a shared directory must not hide the others from a listing.
+// with each directory under it that this user may not list, whose status() then fails with
+// permission_denied. One user's lock directory made under a strict umask in a shared
+// directory must not hide the others from a listing.
 void walk_locks(const std::string& root, const std::string& relative,
-                const std::function<void(const std::string&)>& found, bool at_start = true) {
+                const std::function<void(const std::string&)>& found) {
   const std::string dir = relative.empty() ? root : root + "/" + relative;
   struct stat st {};
-  const int looked = ::lstat((dir + "/" + std::string(kLockFile)).c_str(), &st);
-  // Not searchable: nothing in it can be looked at, its listing neither.
-  const bool unsearchable = looked != 0 && errno == EACCES;
-  const bool is_lock = looked == 0 && S_ISREG(st.st_mode);
-  if (is_lock) found(relative);
-  std::unique_ptr<DIR, int (*)(DIR*)> listing(unsearchable ? nullptr : ::opendir(dir.c_str()),
-                                              ::closedir);
+  if (::lstat((dir + "/" + std::string(kLockFile)).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    found(relative);
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> listing(::opendir(dir.c_str()), ::closedir);
   if (!listing) {
-    const int err = unsearchable ? EACCES : errno;
-    if (err == ENOENT || err == ENOTDIR) return;
-    if (err == EACCES && !at_start) {
-      if (!is_lock) found(relative);
-      return;
-    }
-    throw_errno(err, dir);
+    if (errno == ENOENT || errno == ENOTDIR) return;
+    throw_errno(errno, dir);
   }
   while (const dirent* entry = ::readdir(listing.get())) {
     const std::string name = entry->d_name;
     if (name.empty() || name.front() == '.') continue;  // ours, or "." and ".."
     const std::string child = relative.empty() ? name : relative + "/" + name;
-    if (::lstat((root + "/" + child).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      walk_locks(root, child, found, false);
+    const std::string path = root + "/" + child;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (may_not_list(path)) {
+      found(child);
+    } else {
+      walk_locks(root, child, found);
     }
   }
 }
@@ -154,11 +155,7 @@ std::vector<std::string> Backend::read_list(std::string_view prefix, Clock::time
 LockStatus Backend::read_status(std::string_view path, Clock::time_point) {
   check_lock_path(path);
   const std::string dir = lock_dir_of(impl_->root_, path);
-  // One this user may not list may be a lock, or hold locks below it, as list() reports it:
-  // never "free".
-  if (::faccessat(AT_FDCWD, dir.c_str(), R_OK | X_OK, AT_EACCESS) != 0 && errno == EACCES) {
-    throw_errno(EACCES, dir);
-  }
+  if (may_not_list(dir)) throw_errno(EACCES, dir);  // as list() reports it: never "free"
   return {.path = std::string(path),
           .holders = entries_of(live_records(dir + "/" + std::string(kHoldersDir)), true),
           .waiters = entries_of(live_records(dir + "/" + std::string(kWaitersDir)), false)};
