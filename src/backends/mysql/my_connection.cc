@@ -5,16 +5,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <asio/io_context.hpp>
-#include <asio/posix/stream_descriptor.hpp>
 #include <asio/steady_timer.hpp>
 #include <mutex>
 
 #include <dlock/error.h>
 
+#include "backends/sql/driver_socket.h"
 #include "backends/sql/peer_closed.h"
 
 namespace dlock::mysql_backend {
@@ -59,36 +58,14 @@ void probe_when_idle(int fd, std::chrono::seconds idle) {
 
 }  // namespace
 
-// asio waits on a copy of the connector's socket, which is asio's to close. libmariadb closes
-// its own when it finds the connection lost, and its number may name another thread's new
-// file before asio would let go of it (ThreadSanitizer saw a test's proxy socket take it).
+// The connector's socket as asio waits on it (sql/driver_socket.h), and the timer of its waits.
 struct MyConnection::Io {
   explicit Io(asio::io_context& context) : socket(context), timer(context) {}
-  void forget_socket() {
-    std::error_code ignored;
-    socket.close(ignored);
-    connector_fd = -1;
-  }
-  std::error_code use_socket(int fd) {
-    if (socket.is_open() && connector_fd == fd) return {};
-    forget_socket();
-    const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (copy < 0) return {errno, std::system_category()};
-    std::error_code error;
-    socket.assign(copy, error);
-    if (error) {
-      ::close(copy);
-      return error;
-    }
-    connector_fd = fd;
-    return {};
-  }
   void cancel() {
-    if (socket.is_open()) socket.cancel();
+    if (socket.descriptor().is_open()) socket.descriptor().cancel();
     timer.cancel();
   }
-  asio::posix::stream_descriptor socket;
-  int connector_fd = -1;  // the connector's socket that `socket` copies
+  sql::DriverSocket socket;
   asio::steady_timer timer;
 };
 
@@ -98,7 +75,7 @@ MyConnection::MyConnection(std::shared_ptr<detail::Executor> executor, void* mys
       io_(std::make_unique<Io>(executor_->io_context())) {}
 
 MyConnection::~MyConnection() {
-  io_->forget_socket();
+  io_->socket.forget();
   if (mysql_ != nullptr) mysql_close(handle(mysql_));
 }
 
@@ -201,7 +178,7 @@ void MyConnection::drive(int status, Step step, std::function<void()> finished) 
   if (broken_) return;
   if (status == 0) return finished();
   const std::uint64_t arm = ++arm_;
-  const std::error_code watched = io_->use_socket(mysql_get_socket(handle(mysql_)));
+  const std::error_code watched = io_->socket.follow(mysql_get_socket(handle(mysql_)));
   std::weak_ptr<MyConnection> weak = shared_from_this();
   // A wait that ends in an error of its own (not our cancel) ends the connection: the connector
   // would only ask to wait again, failing at once, for good. Dropped, the error left the
@@ -220,12 +197,14 @@ void MyConnection::drive(int status, Step step, std::function<void()> finished) 
   };
   if (watched) return resume(0, watched);  // out of descriptors: as a failed wait
   if (status & MYSQL_WAIT_READ) {
-    io_->socket.async_wait(asio::posix::stream_descriptor::wait_read,
-                           [resume](std::error_code ec) { resume(MYSQL_WAIT_READ, ec); });
+    io_->socket.descriptor().async_wait(
+        asio::posix::stream_descriptor::wait_read,
+        [resume](std::error_code ec) { resume(MYSQL_WAIT_READ, ec); });
   }
   if (status & MYSQL_WAIT_WRITE) {
-    io_->socket.async_wait(asio::posix::stream_descriptor::wait_write,
-                           [resume](std::error_code ec) { resume(MYSQL_WAIT_WRITE, ec); });
+    io_->socket.descriptor().async_wait(
+        asio::posix::stream_descriptor::wait_write,
+        [resume](std::error_code ec) { resume(MYSQL_WAIT_WRITE, ec); });
   }
   if (status & MYSQL_WAIT_TIMEOUT) {
     io_->timer.expires_after(std::chrono::milliseconds(mysql_get_timeout_value_ms(handle(mysql_))));
@@ -343,13 +322,13 @@ void MyConnection::finish_current(Reply reply) {
 void MyConnection::watch_idle() {
   if (broken_ || busy_) return;
   const std::uint64_t arm = ++arm_;
-  if (const std::error_code watched = io_->use_socket(mysql_get_socket(handle(mysql_)))) {
+  if (const std::error_code watched = io_->socket.follow(mysql_get_socket(handle(mysql_)))) {
     return close(make_error_code(errc::connection_lost),
                  "watching the server's socket: " + watched.message());
   }
   std::weak_ptr<MyConnection> weak = shared_from_this();
   // The server says nothing unasked: a readable idle socket is a connection it ended.
-  io_->socket.async_wait(
+  io_->socket.descriptor().async_wait(
       asio::posix::stream_descriptor::wait_read, [weak, arm](std::error_code ec) {
         auto self = weak.lock();
         if (ec || !self || self->arm_ != arm || self->busy_) return;
@@ -433,7 +412,7 @@ void MyConnection::close(std::error_code error, const std::string& why) {
   broken_ = true;
   ++arm_;
   io_->cancel();
-  io_->forget_socket();
+  io_->socket.forget();
   if (beat_timer_ != 0) executor_->cancel(beat_timer_);
   mysql_close(handle(mysql_));
   mysql_ = nullptr;

@@ -1,7 +1,6 @@
 #include "pg_connection.h"
 
 #include <libpq-fe.h>
-#include <unistd.h>
 
 #include <asio/io_context.hpp>
 #include <asio/posix/stream_descriptor.hpp>
@@ -9,6 +8,7 @@
 
 #include <dlock/error.h>
 
+#include "backends/sql/driver_socket.h"
 #include "backends/sql/heartbeat.h"
 #include "backends/sql/peer_closed.h"
 #include "core/random_hex.h"
@@ -108,18 +108,11 @@ Reply reply_of(PGresult* result) {
 
 }  // namespace
 
-// libpq's socket as asio sees it. asio must never close it: libpq owns it.
-struct PgConnection::Socket {
-  Socket(asio::io_context& io, int fd) : descriptor(io, fd) {}
-  ~Socket() { descriptor.release(); }
-  asio::posix::stream_descriptor descriptor;
-};
-
 // One connection attempt: PQconnectPoll driven by the socket's readiness, under a deadline.
 struct PgConnection::Connecting : std::enable_shared_from_this<Connecting> {
   std::shared_ptr<detail::Executor> executor;
   PGconn* conn = nullptr;
-  std::unique_ptr<Socket> socket;
+  std::unique_ptr<sql::DriverSocket> socket;  // libpq's, while it connects
   Clock::duration heartbeat{};
   Opened opened;
   detail::Executor::TimerId deadline_timer = 0;
@@ -129,7 +122,7 @@ struct PgConnection::Connecting : std::enable_shared_from_this<Connecting> {
     if (ended) return;
     ended = true;
     executor->cancel(deadline_timer);
-    socket.reset();
+    socket->forget();
     PQfinish(conn);
     conn = nullptr;
     opened(nullptr, std::move(reply));
@@ -140,28 +133,38 @@ struct PgConnection::Connecting : std::enable_shared_from_this<Connecting> {
     if (status == PGRES_POLLING_FAILED) return fail(connect_failure(conn));
     if (status == PGRES_POLLING_OK) return succeed();
     // libpq may have moved to another socket (the next host or address, or a retry without
-    // TLS), possibly under the same number: register the current one afresh at every step.
-    socket.reset();
-    socket = std::make_unique<Socket>(executor->io_context(), PQsocket(conn));
+    // TLS), possibly under the same number: follow the current one afresh at every step.
+    if (const std::error_code error = follow_socket()) return fail_on_socket(error);
     const auto wait = status == PGRES_POLLING_READING ? asio::posix::descriptor_base::wait_read
                                                       : asio::posix::descriptor_base::wait_write;
-    socket->descriptor.async_wait(wait, [self = shared_from_this()](const std::error_code& ec) {
+    socket->descriptor().async_wait(wait, [self = shared_from_this()](const std::error_code& ec) {
       if (ec == asio::error::operation_aborted || self->ended) return;
       self->step(PQconnectPoll(self->conn));
     });
   }
 
+  std::error_code follow_socket() {
+    socket->forget();
+    return socket->follow(PQsocket(conn));
+  }
+
+  void fail_on_socket(std::error_code error) {
+    fail(Reply::failure(make_error_code(errc::connect_failed),
+                        "waiting on the server's socket: " + error.message()));
+  }
+
   void succeed() {
+    if (const std::error_code error = follow_socket()) return fail_on_socket(error);
     ended = true;
     executor->cancel(deadline_timer);
-    socket.reset();
     PQsetNoticeProcessor(
         conn, [](void*, const char*) {}, nullptr);  // "already exists, skipping"
     if (PQsetnonblocking(conn, 1) != 0) {
       ended = false;
       return fail(connect_failure(conn));
     }
-    std::shared_ptr<PgConnection> connection(new PgConnection(executor, conn, heartbeat));
+    std::shared_ptr<PgConnection> connection(
+        new PgConnection(executor, conn, std::move(socket), heartbeat));
     conn = nullptr;
     connection->start();
     opened(std::move(connection), {});
@@ -173,6 +176,7 @@ sql::Abandon PgConnection::open(std::shared_ptr<detail::Executor> executor,
                                 Clock::duration heartbeat, Opened opened) {
   auto attempt = std::make_shared<Connecting>();
   attempt->executor = executor;
+  attempt->socket = std::make_unique<sql::DriverSocket>(executor->io_context());
   attempt->heartbeat = heartbeat;
   attempt->opened = std::move(opened);
   executor->post([attempt, params, deadline] {
@@ -205,10 +209,10 @@ sql::Abandon PgConnection::open(std::shared_ptr<detail::Executor> executor,
 }
 
 PgConnection::PgConnection(std::shared_ptr<detail::Executor> executor, void* conn,
-                           Clock::duration heartbeat)
+                           std::unique_ptr<sql::DriverSocket> socket, Clock::duration heartbeat)
     : executor_(std::move(executor)),
       conn_(conn),
-      socket_(std::make_unique<Socket>(executor_->io_context(), PQsocket(pg(conn)))),
+      socket_(std::move(socket)),
       heartbeat_(heartbeat),
       backend_pid_(PQbackendPID(pg(conn))),
       statement_prefix_("dlock_" + detail::random_hex(8) + "_"),
@@ -309,7 +313,7 @@ void PgConnection::wait_readable() {
 }
 
 void PgConnection::when_ready(int wait, void (PgConnection::*then)()) {
-  socket_->descriptor.async_wait(
+  socket_->descriptor().async_wait(
       static_cast<asio::posix::descriptor_base::wait_type>(wait),
       [weak = weak_from_this(), then](const std::error_code& ec) {
         auto self = weak.lock();

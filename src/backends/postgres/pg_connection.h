@@ -1,6 +1,6 @@
 // One libpq connection driven without blocking on the executor's io_context: asio waits on
-// libpq's socket, libpq (PQconnectPoll, PQsendQueryParams, PQconsumeInput) does the protocol.
-// Queries run one at a time in the order given. A statement run a second time is prepared
+// (a copy of) libpq's socket, libpq (PQconnectPoll, PQsendQueryParams, PQconsumeInput) does the
+// protocol. Queries run one at a time in the order given. A statement run a second time is prepared
 // first, and runs prepared from then on: the server parses and plans each of dlock's few
 // statements once per connection, which was half its work per lock before. A heartbeat
 // ("SELECT 1" when idle) notices a silent network: an answer later than the heartbeat period breaks
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backends/sql/connect_attempts.h"
+#include "backends/sql/driver_socket.h"
 #include "core/executor.h"
 
 namespace dlock::postgres_backend {
@@ -107,7 +108,9 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   };
   struct Connecting;
 
-  PgConnection(std::shared_ptr<detail::Executor> executor, void* conn, Clock::duration heartbeat);
+  // `socket` follows libpq's socket of `conn`.
+  PgConnection(std::shared_ptr<detail::Executor> executor, void* conn,
+               std::unique_ptr<sql::DriverSocket> socket, Clock::duration heartbeat);
   void start();  // once, when connected: reads and heartbeats from now on
   void enqueue(Pending pending);
   void start_next();
@@ -123,8 +126,7 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
 
   const std::shared_ptr<detail::Executor> executor_;
   void* conn_;  // PGconn*; this header stays free of libpq's
-  struct Socket;
-  std::unique_ptr<Socket> socket_;
+  std::unique_ptr<sql::DriverSocket> socket_;
   const Clock::duration heartbeat_;
   int backend_pid_ = 0;
   // "dlock_<random>_": a session pooler that does not reset server connections may hand this
