@@ -63,14 +63,16 @@ const char* exit_status_table() {
 }
 
 std::string message_of(const Error& error) {
-  std::string text = error.what();
-  const std::string suffix = ": " + error.code().message();
   const bool says_it_all = error.code() == errc::invalid_argument ||
                            error.code() == errc::not_supported ||
                            error.code() == errc::backend_failure;
-  if (says_it_all && text.ends_with(suffix) && text != suffix) {
-    text.resize(text.size() - suffix.size());
-  }
+  return says_it_all ? context_of(error) : error.what();
+}
+
+std::string context_of(const Error& error) {
+  std::string text = error.what();
+  const std::string suffix = ": " + error.code().message();
+  if (text.ends_with(suffix) && text != suffix) text.resize(text.size() - suffix.size());
   return text;
 }
 

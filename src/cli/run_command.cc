@@ -135,11 +135,13 @@ void check_server_answers(Backend& backend) {
     if (ec == errc::timed_out || ec == errc::connection_lost || ec == errc::connect_failed ||
         ec == errc::server_unavailable || ec == errc::session_expired) {
       // The read's own message would name the probe's path and a lock it did not ask for.
-      throw Error(errc::connection_lost,
-                  "the lock was not granted within the wait, and the server did not answer "
-                  "within " +
-                      std::to_string(kServerCheck.count()) + " ms after it" +
-                      (ec == errc::timed_out ? std::string() : " (" + ec.message() + ")"));
+      throw Error(
+          errc::connection_lost,
+          "the lock was not granted within the wait, and the server did not answer "
+          "within " +
+              std::to_string(kServerCheck.count()) + " ms after it" +
+              (ec == errc::timed_out || ec == errc::connection_lost ? std::string()
+                                                                    : " (" + ec.message() + ")"));
     }
   }
 }
@@ -338,7 +340,19 @@ class Runner {
       if (options_.wait && options_.wait->count() > 0) {
         open_options.connect_timeout = milliseconds(std::max(1, ms_until(deadline_)));
       }
-      auto backend = dlock::open(options_.backend_url, open_options);
+      std::shared_ptr<Backend> backend;
+      try {
+        backend = dlock::open(options_.backend_url, open_options);
+      } catch (const Error& e) {
+        // The backend's message speaks of its connect timeout, which was what -w left.
+        if (e.code() != errc::connect_failed || !open_options.connect_timeout ||
+            Clock::now() < deadline_) {
+          throw;
+        }
+        throw Error(e.code(), "-w ran out while connecting (the connect timeout was the " +
+                                  std::to_string(open_options.connect_timeout->count()) +
+                                  " ms it left): " + context_of(e));
+      }
       requeue_.connected(Clock::now());
       {
         std::lock_guard guard(acquired.mu);

@@ -141,6 +141,15 @@ TEST_F(CliTest, BadInputHasItsOwnStatusAndMessage) {
   EXPECT_EQ(78, with_backend("gopher://host/x").status);
   EXPECT_EQ(78, with_backend("mysql://127.0.0.1:3306/db").status);
   EXPECT_EQ(78, with_backend("postgres://127.0.0.1:5432/db?heartbeat=soon").status);
+  // Out of range, a URL's heartbeat= and ttl= are named with the URL, once.
+  for (const std::string url : {"postgres://127.0.0.1:5432/db?heartbeat=50ms",
+                                "postgres://127.0.0.1:5432/db?mode=table&ttl=50ms"}) {
+    const Finished out_of_range = with_backend(url);
+    EXPECT_EQ(78, out_of_range.status);
+    EXPECT_TRUE(out_of_range.err.starts_with("dlock: backend URL '" + url + "': "))
+        << out_of_range.err;
+    EXPECT_EQ(std::string::npos, out_of_range.err.find("invalid argument")) << out_of_range.err;
+  }
   EXPECT_EQ(78, with_backend("redis://127.0.0.1:6379?ttl=1ms").status);
   EXPECT_EQ(78, with_backend("zk://127.0.0.1:2181?session_timeout=soon").status);
   // A file where the lock directory should be: the URL is wrong; the server is not away (69).

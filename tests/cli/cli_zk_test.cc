@@ -72,6 +72,18 @@ TEST_F(CliZkTest, OnLostTermIsTheDefault) {
   EXPECT_TRUE(file_exists(got_term));
 }
 
+// -w bounds connecting too: a server that does not answer ends the wait with 69, and the
+// message says that the connect timeout it names was what -w left (a hostile probe read "no
+// answer within the connect timeout" after -w 50ms as the URL's 5 s).
+TEST_F(CliZkTest, AWaitThatRunsOutWhileConnectingSaysSo) {
+  FaultProxy proxy(ZkServer::shared().port());
+  proxy.blackhole();
+  Process attempt(dlock({"run", "-w", "300ms", "/x", "--", "true"}, url(proxy.connect_string())));
+  const Finished finished = attempt.wait(10s);
+  EXPECT_EQ(69, finished.status) << finished.err;
+  EXPECT_NE(std::string::npos, finished.err.find("-w ran out while connecting")) << finished.err;
+}
+
 // A signal while dlock connects ends it at once with 128+N, as while it waits for the lock.
 TEST_F(CliZkTest, SignalsEndAConnectAttempt) {
   FaultProxy proxy(ZkServer::shared().port());

@@ -368,6 +368,29 @@ TEST_F(MysqlTest, CancellingAWaiterKillsItsQuery) {
   EXPECT_TRUE(mutex.try_lock());
 }
 
+// A cancelled wait has its answer at once, also from a server that stopped answering: the kill
+// of its GET_LOCK and the close of its connection run in the background, and end the GET_LOCK
+// once the server answers again. The answer waited for the kill's effect: a SIGTERM to a
+// waiting `dlock run` ended it after the control connection's connect timeout (a hostile
+// probe).
+TEST_F(MysqlTest, ACancelledWaitIsAnsweredAtOnceByAServerThatDoesNotAnswer) {
+  auto backend = open();
+  MariadbSession client(database_);
+  ASSERT_EQ(client.ask("SELECT GET_LOCK('/frozen', 0)"), "1");
+  Mutex mutex(backend, "/frozen");
+  std::stop_source stop;
+  auto waiting = std::async(std::launch::async, [&] { mutex.lock(stop.get_token()); });
+  ASSERT_TRUE(eventually([&] { return waiting_in_get_lock() == 1; }));
+  server().pause();
+  stop.request_stop();
+  const bool answered = waiting.wait_for(3s) == std::future_status::ready;
+  server().resume();
+  EXPECT_TRUE(answered) << "the cancel waited for the server (connect timeout: 10 s)";
+  expect_cancelled(waiting);
+  ASSERT_EQ(client.ask("SELECT RELEASE_LOCK('/frozen')"), "1");
+  EXPECT_TRUE(mutex.try_lock_for(5s));
+}
+
 // A KILL QUERY that reaches the server before the GET_LOCK it is meant for is forgotten, and
 // the wait then runs on (found by a review). Here the proxy holds every GET_LOCK back, so the
 // cancel's KILL, sent on another connection, overtakes it: dlock kills again until the wait

@@ -251,11 +251,18 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void cancel_here() {
     if (finished_ || cancelled_) return;
     cancelled_ = true;
-    if (!waiting_) return finish(Outcome::failure(make_error_code(errc::cancelled)));
+    const Outcome cancelled = Outcome::failure(make_error_code(errc::cancelled));
+    if (!waiting_) return finish(cancelled);
+    // The caller has its answer at once; the GET_LOCK in flight is ended in the background.
+    // It waited for the kill's effect, and a server that stopped answering held the answer
+    // back for the control connection's connect timeout (a SIGTERM to a waiting `dlock run`
+    // ended it 12 s later; found by a hostile probe).
+    report(cancelled);
     kill_wait();
   }
 
-  // Kills the GET_LOCK in flight; its reply ends the attempt (taken()). The KILL travels on
+  // Kills the GET_LOCK in flight; its reply ends the attempt (taken()), which closes the
+  // connection, so a grant racing the kill leaves nothing held. The KILL travels on
   // another connection, and one that reaches the server before the GET_LOCK does is forgotten
   // (the wait then runs to its timeout, for ever without a deadline; found by a review): it is
   // sent again every kKillAgain until that reply comes.
@@ -308,11 +315,12 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         // next. A server that does not answer within kRefusalCleanUp has the connection
         // closed, which fails the DELETE and reports.
         connection_.reset();
-        connection->query(release_holder(own_row, 0),
-                          [connection, outcome, done = std::move(done_)](const Reply&) {
-                            end_attempt(*connection);
-                            done(outcome);
-                          });
+        connection->query(
+            release_holder(own_row, 0),
+            [connection, outcome, done = std::exchange(done_, nullptr)](const Reply&) {
+              end_attempt(*connection);
+              if (done) done(outcome);
+            });
         site_->core->executor->post_at(Clock::now() + kRefusalCleanUp,
                                        [weak = std::weak_ptr<MyConnection>(connection)] {
                                          if (auto connection = weak.lock()) {
@@ -326,8 +334,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       }
     }
     connection_.reset();
-    Contender::Done done = std::move(done_);
-    done(std::move(outcome));
+    report(std::move(outcome));
+  }
+
+  // Gives the caller the attempt's outcome, once: a cancelled wait has it before the attempt
+  // ends (cancel_here()).
+  void report(Outcome outcome) {
+    if (!done_) return;
+    std::exchange(done_, nullptr)(std::move(outcome));
   }
 
   const std::shared_ptr<const Site> site_;

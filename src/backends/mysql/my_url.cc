@@ -6,6 +6,7 @@
 #include <dlock/mysql.h>
 #include <dlock/open.h>
 
+#include "backends/sql/heartbeat.h"
 #include "backends/sql/table_locks.h"
 #include "core/backend_registry.h"
 #include "core/url.h"
@@ -43,6 +44,7 @@ std::shared_ptr<dlock::Backend> open_mysql(std::string_view url, const OpenOptio
       options.connect_timeout = url_connect_timeout(url, value);
     } else if (key == "heartbeat") {
       options.heartbeat = url_duration(url, value);
+      sql::check_url_heartbeat(url, options.heartbeat);
     } else if (key == "mode") {
       const std::string mode = percent_decode(url, value);
       if (mode == "get_lock") {

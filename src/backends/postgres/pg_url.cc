@@ -19,6 +19,7 @@
 #include <dlock/open.h>
 #include <dlock/postgres.h>
 
+#include "backends/sql/heartbeat.h"
 #include "backends/sql/table_locks.h"
 #include "core/backend_registry.h"
 #include "core/url.h"
@@ -123,6 +124,7 @@ postgres::Options options_from_url(std::string_view url, const OpenOptions& open
         options.schema = percent_decode(url, value);
       } else if (key == "heartbeat") {
         options.heartbeat = url_duration(url, value);
+        sql::check_url_heartbeat(url, options.heartbeat);
       } else if (key == "mode") {
         options.mode = mode_of(url, percent_decode(url, value));
       } else if (key == "ttl") {

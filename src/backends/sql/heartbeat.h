@@ -12,8 +12,12 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include <dlock/error.h>
+
+#include "core/error_context.h"
+#include "core/url.h"
 
 namespace dlock::sql {
 
@@ -28,6 +32,15 @@ inline void check_heartbeat(std::chrono::milliseconds heartbeat) {
   if (heartbeat < kShortestHeartbeat || heartbeat > kLongestHeartbeat) {
     throw Error(errc::invalid_argument,
                 "heartbeat " + std::to_string(heartbeat.count()) + "ms: 0 (none) or 100ms to 1h");
+  }
+}
+
+// check_heartbeat() of a URL's heartbeat=: a bad one is a bad URL, named as the others are.
+inline void check_url_heartbeat(std::string_view url, std::chrono::milliseconds heartbeat) {
+  try {
+    check_heartbeat(heartbeat);
+  } catch (const Error& e) {
+    detail::bad_url(url, detail::context_of(e));
   }
 }
 
