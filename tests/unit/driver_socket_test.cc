@@ -70,6 +70,8 @@ TEST(DriverSocketTest, FollowsTheSameNumberOnceAndAnotherAfresh) {
   ASSERT_EQ(::write(first.fds[1], "x", 1), 1);
   io.run_for(std::chrono::seconds(5));
   EXPECT_EQ(first_wait, std::error_code());
+  char byte = 0;
+  ASSERT_EQ(::read(first.fds[0], &byte, 1), 1);  // a wait still on `first` would not end now
 
   ASSERT_FALSE(socket.follow(second.fds[0]));
   bool second_readable = false;
