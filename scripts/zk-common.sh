@@ -11,11 +11,15 @@ port_in_use() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# True while process $1 runs. A killed JVM may linger as a zombie when PID 1 does not reap
-# orphans: that counts as gone.
+# True while a thread of process $1 runs. A killed JVM may linger as a zombie when PID 1 does
+# not reap orphans: that counts as gone. A process whose main thread has ended while others
+# are still ending (SIGKILL under load) counts as running: those threads may still hold its
+# files, its file locks and its port.
 is_running() {
-  local state
-  [[ -r "/proc/$1/stat" ]] || return 1
-  state=$(sed -E 's/^.*\) (.).*$/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
-  [[ -n "$state" && "$state" != Z && "$state" != X ]]
+  local stat state
+  for stat in /proc/"$1"/task/*/stat; do
+    state=$(sed -E 's/^.*\) (.).*$/\1/' "$stat" 2>/dev/null) || continue
+    [[ -n "$state" && "$state" != Z && "$state" != X ]] && return 0
+  done
+  return 1
 }
