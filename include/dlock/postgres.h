@@ -87,7 +87,8 @@ class DLOCK_EXPORT Backend : public dlock::Backend {
  public:
   // Connects, then creates the schema, the sequence and the contender table if missing (and,
   // in the table mode, its two tables). Throws dlock::Error: invalid_argument (conninfo libpq
-  // cannot read, a heartbeat neither 0 nor 100 ms to 1 h, a table-mode ttl under 100 ms),
+  // cannot read, an sslrootcert that cannot be read as PEM certificates where libpq would read
+  // it, a heartbeat neither 0 nor 100 ms to 1 h, a table-mode ttl under 100 ms),
   // connect_failed (no server, no such database, timeout), server_unavailable (too many
   // connections for the server, role or database, or a server starting up or shutting down:
   // matched on the server's English words, so a server with lc_messages in another language

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <limits>
 #include <string>
@@ -21,6 +23,7 @@
 #include "eventually.h"
 #include "fault_proxy.h"
 #include "pg_server.h"
+#include "zk_server.h"
 
 namespace dlock::test {
 namespace {
@@ -668,6 +671,29 @@ TEST_F(PostgresTest, SslModeVerifyFullChecksTheServersCertificate) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
   }
+}
+
+// libpq names a root certificate it cannot read only once a server has answered, and then as a
+// failure to connect: dlock reads it first, as it reads the other backends' (a hostile probe).
+TEST_F(PostgresTest, ARootCertificateThatCannotBeReadIsBadInput) {
+  const std::string missing = "/nonexistent/root.crt";
+  const std::string not_pem = make_temp_dir("dlock-pg-root") + "/root.crt";
+  std::ofstream(not_pem) << "not a certificate\n";
+  for (const std::string& query :
+       {"?sslmode=verify-full&sslrootcert=" + missing, "?sslmode=verify-ca&sslrootcert=" + not_pem,
+        "?sslmode=require&sslrootcert=" + not_pem}) {
+    try {
+      dlock::open(url() + query, 5s);
+      ADD_FAILURE() << query << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument) << query << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("root.crt"), std::string::npos) << e.what();
+    }
+  }
+  // Under require, libpq reads the file only if it is there, and so does dlock.
+  Mutex required(dlock::open(url() + "?sslmode=require&sslrootcert=" + missing), "/tls");
+  EXPECT_TRUE(required.try_lock());
+  std::filesystem::remove_all(std::filesystem::path(not_pem).parent_path());
 }
 
 TEST_F(PostgresTest, AServerThatDoesNotAnswerFailsWithinTheConnectTimeout) {

@@ -1,5 +1,9 @@
+#include <libpq-fe.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <future>
 #include <memory>
 
@@ -13,6 +17,7 @@
 #include "core/holder_data.h"
 #include "core/lock_path.h"
 #include "core/refused_contender.h"
+#include "net/stream.h"
 #include "pg_contender.h"
 #include "pg_core.h"
 #include "pg_link.h"
@@ -48,6 +53,31 @@ std::int64_t epoch_ms(const std::optional<std::string>& seconds) {
   return static_cast<std::int64_t>(value * 1000);
 }
 
+// Reads the root certificates libpq will read, as the other backends read theirs: libpq names
+// an unreadable file only once a server has answered, as a failure to connect. libpq reads
+// sslrootcert when it verifies the server (verify-ca, verify-full), and under require when the
+// file exists. A conninfo libpq cannot read is left to the connection to report.
+void check_root_certificate(const std::string& conninfo) {
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), nullptr);
+  if (!options) return;
+  std::string mode;
+  std::string root;
+  if (const char* variable = std::getenv("PGSSLMODE")) mode = variable;
+  if (const char* variable = std::getenv("PGSSLROOTCERT")) root = variable;
+  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (option->val == nullptr) continue;
+    if (std::string_view(option->keyword) == "sslmode") mode = option->val;
+    if (std::string_view(option->keyword) == "sslrootcert") root = option->val;
+  }
+  PQconninfoFree(options);
+  struct stat file {};
+  const bool verifies = mode == "verify-ca" || mode == "verify-full";
+  const bool read_if_there = mode == "require" && ::stat(root.c_str(), &file) == 0;
+  if (!root.empty() && (verifies || read_if_there)) {
+    net::make_tls_context({.enabled = true, .ca_file = root});
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<Backend> Backend::open(Options options) {
@@ -66,6 +96,7 @@ std::shared_ptr<Backend> Backend::open(Options options) {
                     "': information_schema and names that start with pg_ are the server's");
   }
   sql::check_heartbeat(options.heartbeat);
+  check_root_certificate(options.conninfo);
   postgres_backend::ConnectParams params{{"dbname", options.conninfo}};
   if (options.password) params.emplace_back("password", *options.password);
   // A socket nobody answers on is noticed by the heartbeat; keepalives also end a connection
