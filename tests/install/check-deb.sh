@@ -18,8 +18,9 @@ dpkg-deb -x "$deb" "$root"
 multiarch=$(gcc -print-multiarch)
 libdir=$root/usr/lib/$multiarch
 for path in usr/bin/dlock usr/include/dlock/dlock.h usr/include/dlock/version.h \
-  "usr/lib/$multiarch/libdlock.so" "usr/lib/$multiarch/pkgconfig/dlock.pc" \
-  "usr/lib/$multiarch/cmake/dlock/dlockConfig.cmake" usr/share/man/man1/dlock.1 \
+  usr/include/dlock/config.h "usr/lib/$multiarch/libdlock.so" \
+  "usr/lib/$multiarch/pkgconfig/dlock.pc" "usr/lib/$multiarch/cmake/dlock/dlockConfig.cmake" \
+  usr/share/man/man1/dlock.1 \
   usr/share/bash-completion/completions/dlock usr/share/doc/dlock/copyright \
   usr/share/doc/dlock/NOTICE usr/share/doc/dlock/CHANGELOG.md; do
   [[ -e "$root/$path" ]] || fail "the package has no /$path"
