@@ -4,11 +4,13 @@
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -508,6 +510,31 @@ TEST_F(FileBackendTest, StatusShowsHolderAndWaiters) {
   holder.unlock();
   waiting.join();
   EXPECT_EQ("second", backend_->status("/s").holders.at(0).label);
+}
+
+// A process killed between creating its record's temporary file and renaming it leaves the
+// file behind (a hostile probe's kill -9): the next reading of the directory removes it, once
+// it is older than a publisher could still be working on and nobody has it locked.
+TEST_F(FileBackendTest, ATemporaryRecordLeftByAKilledPublisherIsRemoved) {
+  Mutex mutex(backend_, "/t");
+  mutex.lock();
+  const std::string holders = dir_ + "/t/.holders/";
+  const auto plant = [&](const std::string& name, std::chrono::seconds age) {
+    std::ofstream(holders + name) << "{}";
+    const timespec then{.tv_sec = std::time(nullptr) - age.count(), .tv_nsec = 0};
+    const timespec times[2] = {then, then};
+    EXPECT_EQ(0, utimensat(AT_FDCWD, (holders + name).c_str(), times, 0));
+  };
+  plant(".new-1-0", 120s);  // abandoned
+  plant(".new-1-1", 0s);    // may be a publisher's, about to lock it
+  plant(".new-1-2", 120s);  // locked: a publisher's, stopped
+  const int locked = ::open((holders + ".new-1-2").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_EQ(0, flock(locked, LOCK_EX));
+  EXPECT_EQ(1u, backend_->status("/t").holders.size());
+  EXPECT_FALSE(std::filesystem::exists(holders + ".new-1-0"));
+  EXPECT_TRUE(std::filesystem::exists(holders + ".new-1-1"));
+  EXPECT_TRUE(std::filesystem::exists(holders + ".new-1-2"));
+  close(locked);
 }
 
 TEST_F(FileBackendTest, NamesAreEscapedAndListed) {

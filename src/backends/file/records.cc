@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <ctime>
 #include <functional>
 #include <memory>
 
@@ -16,10 +17,28 @@ namespace dlock::file_backend {
 
 namespace {
 
+constexpr std::string_view kTemporaryPrefix = ".new-";
+
+// A publisher locks its temporary file right after creating it, and renames it a write later:
+// an unlocked one older than this was left by a publisher killed in between.
+constexpr std::time_t kAbandonedAfterSeconds = 60;
+
 // A name no other publisher uses: temporary names start with '.', which live_records() skips.
 std::string temporary_name() {
   static std::atomic<unsigned long> counter{0};
-  return ".new-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  return std::string(kTemporaryPrefix) + std::to_string(::getpid()) + "-" +
+         std::to_string(counter++);
+}
+
+// Removes `path`, a temporary record, if its publisher was killed between creating and
+// renaming it; left, one such file would stay for each kill. A publisher stopped for a minute
+// in that gap finds its file gone and fails its publish.
+void remove_if_abandoned(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return;
+  if (std::time(nullptr) - info.st_mtime < kAbandonedAfterSeconds) return;
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (fd && ::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) ::unlink(path.c_str());
 }
 
 bool write_all(int fd, std::string_view data) {
@@ -105,6 +124,7 @@ std::vector<LiveRecord> live_records(const std::string& dir,
   std::vector<LiveRecord> records;
   while (const dirent* entry = ::readdir(listing.get())) {
     const std::string name = entry->d_name;
+    if (name.starts_with(kTemporaryPrefix)) remove_if_abandoned(dir + "/" + name);
     if (name.empty() || name.front() == '.' || (wanted && !wanted(name))) continue;
     const std::string path = dir + "/" + name;
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
