@@ -46,9 +46,10 @@ struct LiveRecord {
 };
 
 // The live records of `dir`, sorted by name; an absent `dir` has none. Removes dead records
-// on the way, and the temporary files of publishers killed before they renamed them. Throws as throw_errno when `dir`, or a record in it, cannot be read (out of
-// descriptors, say): skipping the record would report a live holder as gone. With `wanted`,
-// only the records whose name it accepts are opened (and looked at at all).
+// on the way, and the temporary files of publishers killed before they renamed them. Throws as
+// throw_errno when `dir`, or a record in it, cannot be read (out of descriptors, say): skipping the
+// record would report a live holder as gone. With `wanted`, only the records whose name it accepts
+// are opened (and looked at at all).
 std::vector<LiveRecord> live_records(const std::string& dir,
                                      const std::function<bool(std::string_view)>& wanted = {});
 
