@@ -84,6 +84,11 @@ class DLOCK_EXPORT Error : public std::system_error {
  public:
   Error(std::error_code code, const std::string& context) : std::system_error(code, context) {}
   Error(errc code, const std::string& context) : Error(make_error_code(code), context) {}
+
+  // The context the error was made with: what() without ": <message of the code>", for a
+  // message that says what went wrong in its own words, or an error that becomes part of
+  // another's message (which adds its own code's message).
+  std::string context() const;
 };
 
 }  // namespace dlock

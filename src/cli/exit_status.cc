@@ -66,14 +66,7 @@ std::string message_of(const Error& error) {
   const bool says_it_all = error.code() == errc::invalid_argument ||
                            error.code() == errc::not_supported ||
                            error.code() == errc::backend_failure;
-  return says_it_all ? context_of(error) : error.what();
-}
-
-std::string context_of(const Error& error) {
-  std::string text = error.what();
-  const std::string suffix = ": " + error.code().message();
-  if (text.ends_with(suffix) && text != suffix) text.resize(text.size() - suffix.size());
-  return text;
+  return says_it_all ? error.context() : error.what();
 }
 
 }  // namespace dlock::cli

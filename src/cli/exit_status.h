@@ -56,9 +56,6 @@ int status_after_wait(const WaitEnd& end, int conflict_exit_code);
 // "not supported" and "backend failure", whose texts name the cause).
 std::string message_of(const Error& error);
 
-// The text `error` was made with: its what() without the code's name after it.
-std::string context_of(const Error& error);
-
 // The table, for --help.
 const char* exit_status_table();
 

@@ -351,7 +351,7 @@ class Runner {
         }
         throw Error(e.code(), "-w ran out while connecting (the connect timeout was the " +
                                   std::to_string(open_options.connect_timeout->count()) +
-                                  " ms it left): " + context_of(e));
+                                  " ms it left): " + e.context());
       }
       requeue_.connected(Clock::now());
       {

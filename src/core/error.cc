@@ -1,7 +1,5 @@
 #include <dlock/error.h>
 
-#include "error_context.h"
-
 namespace dlock {
 
 namespace {
@@ -84,15 +82,11 @@ const std::error_category& error_category() noexcept {
 
 std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
-namespace detail {
-
-std::string context_of(const Error& error) {
-  std::string text = error.what();
-  const std::string suffix = ": " + error.code().message();
+std::string Error::context() const {
+  std::string text = what();
+  const std::string suffix = ": " + code().message();
   if (text.ends_with(suffix)) text.resize(text.size() - suffix.size());
   return text;
 }
-
-}  // namespace detail
 
 }  // namespace dlock

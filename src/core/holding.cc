@@ -1,7 +1,6 @@
 #include <dlock/error.h>
 
 #include "contender.h"
-#include "error_context.h"
 #include "executor.h"
 
 namespace dlock::detail {
@@ -11,7 +10,7 @@ void Holding::mark_lost(Executor& executor) {
                  [&] { executor.post([source = lost_]() mutable { source.request_stop(); }); });
 }
 
-Outcome Outcome::failure(const Error& error) { return failure(error.code(), context_of(error)); }
+Outcome Outcome::failure(const Error& error) { return failure(error.code(), error.context()); }
 
 void Contender::acquire_beside(const Holding&, Done done) {
   done(Outcome::failure(errc::not_supported, "downgrade"));

@@ -8,8 +8,6 @@
 #include <dlock/error.h>
 #include <dlock/open.h>
 
-#include "error_context.h"
-
 namespace dlock::detail {
 
 Url split_scheme(std::string_view url) {
@@ -258,7 +256,7 @@ std::chrono::milliseconds url_duration(std::string_view url, std::string_view va
   try {
     return parse_duration(percent_decode(url, value));
   } catch (const Error& e) {
-    bad_url(url, detail::context_of(e));
+    bad_url(url, e.context());
   }
 }
 

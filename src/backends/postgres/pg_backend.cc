@@ -1,9 +1,7 @@
-#include <libpq-fe.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
 #include <future>
 #include <memory>
 
@@ -18,6 +16,7 @@
 #include "core/lock_path.h"
 #include "core/refused_contender.h"
 #include "net/stream.h"
+#include "pg_conninfo.h"
 #include "pg_contender.h"
 #include "pg_core.h"
 #include "pg_link.h"
@@ -58,18 +57,10 @@ std::int64_t epoch_ms(const std::optional<std::string>& seconds) {
 // sslrootcert when it verifies the server (verify-ca, verify-full), and under require when the
 // file exists. A conninfo libpq cannot read is left to the connection to report.
 void check_root_certificate(const std::string& conninfo) {
-  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), nullptr);
-  if (!options) return;
-  std::string mode;
-  std::string root;
-  if (const char* variable = std::getenv("PGSSLMODE")) mode = variable;
-  if (const char* variable = std::getenv("PGSSLROOTCERT")) root = variable;
-  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
-    if (option->val == nullptr) continue;
-    if (std::string_view(option->keyword) == "sslmode") mode = option->val;
-    if (std::string_view(option->keyword) == "sslrootcert") root = option->val;
-  }
-  PQconninfoFree(options);
+  const auto settings = postgres_backend::Conninfo::read(conninfo);
+  if (!settings) return;
+  const std::string mode = settings->value("sslmode").value_or("");
+  const std::string root = settings->value("sslrootcert").value_or("");
   struct stat file {};
   const bool verifies = mode == "verify-ca" || mode == "verify-full";
   const bool read_if_there = mode == "require" && ::stat(root.c_str(), &file) == 0;

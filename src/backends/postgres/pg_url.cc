@@ -6,12 +6,10 @@
 // dlock reads its own options out of the URI's query (schema=, heartbeat=, mode=advisory|table|row,
 // ttl= for the table mode) and hands everything
 // else to libpq, so sslmode=, connect_timeout=, application_name= ... work as libpq documents.
-#include <libpq-fe.h>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 
@@ -23,6 +21,7 @@
 #include "backends/sql/table_locks.h"
 #include "core/backend_registry.h"
 #include "core/url.h"
+#include "pg_conninfo.h"
 
 namespace dlock::detail {
 
@@ -65,25 +64,11 @@ std::optional<std::chrono::milliseconds> libpq_connect_timeout(std::string_view 
 // Asks libpq to read `conninfo`; a URL it cannot read is a bad URL. Returns the
 // connect_timeout that `conninfo` gives, or else PGCONNECT_TIMEOUT, as text.
 std::optional<std::string> read_with_libpq(std::string_view url, const std::string& conninfo) {
-  char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
-  if (options) {
-    std::string ports;
-    std::optional<std::string> connect_timeout;
-    if (const char* variable = std::getenv("PGCONNECT_TIMEOUT")) connect_timeout = variable;
-    for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
-      const std::string_view keyword(option->keyword);
-      if (keyword == "port" && option->val != nullptr) ports = option->val;
-      if (keyword == "connect_timeout" && option->val != nullptr) connect_timeout = option->val;
-    }
-    PQconninfoFree(options);
-    check_ports(url, ports);
-    return connect_timeout;
-  }
-  std::string why = error ? error : "libpq cannot read it";
-  PQfreemem(error);
-  while (!why.empty() && why.back() == '\n') why.pop_back();
-  bad_url(url, why);
+  std::string why;
+  const auto settings = postgres_backend::Conninfo::read(conninfo, &why);
+  if (!settings) bad_url(url, why);
+  check_ports(url, settings->given("port").value_or(""));
+  return settings->value("connect_timeout");
 }
 
 // The ?mode= option: which PostgreSQL lock (postgres.h, Mode).

@@ -16,7 +16,6 @@
 
 #include <dlock/error.h>
 
-#include "core/error_context.h"
 #include "core/url.h"
 
 namespace dlock::sql {
@@ -40,7 +39,7 @@ inline void check_url_heartbeat(std::string_view url, std::chrono::milliseconds 
   try {
     check_heartbeat(heartbeat);
   } catch (const Error& e) {
-    detail::bad_url(url, detail::context_of(e));
+    detail::bad_url(url, e.context());
   }
 }
 

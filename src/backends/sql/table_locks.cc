@@ -2,7 +2,6 @@
 
 #include <dlock/error.h>
 
-#include "core/error_context.h"
 #include "core/holder_data.h"
 #include "core/refused_contender.h"
 #include "core/url.h"
@@ -25,7 +24,7 @@ void check_url_ttl(std::string_view url, std::chrono::milliseconds ttl) {
   try {
     table_lease_terms(ttl);
   } catch (const Error& e) {
-    detail::bad_url(url, detail::context_of(e));
+    detail::bad_url(url, e.context());
   }
 }
 
