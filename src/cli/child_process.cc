@@ -125,6 +125,7 @@ ChildProcess ChildProcess::spawn(const ChildSpec& spec) {
     }
     if (take_terminal) tcsetpgrp(STDIN_FILENO, group);  // SIGTTOU is still blocked here
     close_on_exec_except(spec.inherited);
+    if (!spec.ignore_sigpipe) signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &spec.mask, nullptr);
     execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;

@@ -22,6 +22,7 @@ struct ChildSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
   std::vector<std::string> env;   // NAME=value entries added to (or replacing) the environment
   sigset_t mask{};                // the signal mask to start the command with
+  bool ignore_sigpipe = false;    // else SIGPIPE is set back to its default for the command
   // The descriptors dlock was started with (inherited_descriptors()): the only ones, beside 0-2,
   // the command inherits. The library's own (a ZooKeeper connection, its pipes) never reach it.
   std::vector<int> inherited;

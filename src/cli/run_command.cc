@@ -447,6 +447,7 @@ class Runner {
           {.argv = options_.command,
            .env = {"DLOCK_NAME=" + options_.name, "DLOCK_TOKEN=" + std::to_string(lease.token())},
            .mask = inbox_.original_mask(),
+           .ignore_sigpipe = inbox_.sigpipe_was_ignored(),
            .inherited = inherited_});
     } catch (const SpawnError& e) {
       say(e.what());

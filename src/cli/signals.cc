@@ -18,6 +18,10 @@ SignalInbox::SignalInbox() {
     if (sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
     sigaddset(&wanted, signal);
   }
+  struct sigaction pipe {};
+  sigaction(SIGPIPE, nullptr, &pipe);
+  sigpipe_was_ignored_ = pipe.sa_handler == SIG_IGN;
+  signal(SIGPIPE, SIG_IGN);
   sigaddset(&wanted, SIGCHLD);
   // Handing the terminal back from the command's group needs SIGTTOU out of the way.
   sigaddset(&wanted, SIGTTOU);

@@ -26,10 +26,15 @@ class SignalInbox {
   int take();
   // The mask the process had before, for the command to start with.
   const sigset_t& original_mask() const noexcept { return original_; }
+  // Whether SIGPIPE was ignored when dlock started: the command starts with it ignored only
+  // then. dlock ignores it itself from here on (a message to a closed stderr must not end a
+  // run that holds a lock), and a client library may too (libmariadb does).
+  bool sigpipe_was_ignored() const noexcept { return sigpipe_was_ignored_; }
 
  private:
   int fd_ = -1;
   sigset_t original_{};
+  bool sigpipe_was_ignored_ = false;
 };
 
 bool is_forwarded(int signal) noexcept;

@@ -183,6 +183,21 @@ TEST_F(CliTest, EnvironmentNamesTheLockAndItsToken) {
   EXPECT_GT(second_token, first_token);
 }
 
+// dlock's stderr a pipe nobody reads any more (`2>&1 | head`, a log shipper gone): its first
+// message (-v's "holding") once killed it with SIGPIPE, and its watchdog then the command. And
+// the command starts with SIGPIPE at its default, whatever a client library did to dlock's.
+TEST_F(CliTest, AClosedStderrDoesNotEndTheRunAndTheCommandGetsSigpipeBack) {
+  const std::string out = dir_.file("sigign");
+  const Finished f = run({"bash", "-c",
+                          "(sleep 1; exec " + dlock_cli() + " --backend file://" + dir_.path() +
+                              " run -v /pipe -c 'grep ^SigIgn: /proc/$$/status > " + out +
+                              "') 2>&1 >/dev/null | true; echo ${PIPESTATUS[0]}"});
+  EXPECT_EQ("0\n", f.out) << f.err;
+  const std::string ignored = read_file(out);  // "SigIgn:\t<hex mask>\n"; SIGPIPE is bit 13
+  ASSERT_TRUE(ignored.starts_with("SigIgn:")) << ignored;
+  EXPECT_EQ(0u, std::stoull(ignored.substr(7), nullptr, 16) & (1ull << (SIGPIPE - 1))) << ignored;
+}
+
 TEST_F(CliTest, SignalsReachTheCommandsProcessGroup) {
   const std::string ready = dir_.file("ready");
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
