@@ -87,7 +87,7 @@ class DLOCK_EXPORT Error : public std::system_error {
 
   // The context the error was made with: what() without ": <message of the code>", for a
   // message that says what went wrong in its own words, or an error that becomes part of
-  // another's message (which adds its own code's message).
+  // another's message (which adds its own code's message). Empty for an error made with none.
   std::string context() const;
 };
 

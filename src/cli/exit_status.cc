@@ -66,7 +66,9 @@ std::string message_of(const Error& error) {
   const bool says_it_all = error.code() == errc::invalid_argument ||
                            error.code() == errc::not_supported ||
                            error.code() == errc::backend_failure;
-  return says_it_all ? error.context() : error.what();
+  // An error made with no context says only what its code says.
+  std::string context = error.context();
+  return says_it_all && !context.empty() ? context : error.what();
 }
 
 }  // namespace dlock::cli

@@ -18,10 +18,11 @@ SignalInbox::SignalInbox() {
     if (sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
     sigaddset(&wanted, signal);
   }
-  struct sigaction pipe {};
-  sigaction(SIGPIPE, nullptr, &pipe);
-  sigpipe_was_ignored_ = pipe.sa_handler == SIG_IGN;
-  signal(SIGPIPE, SIG_IGN);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction before {};
+  sigaction(SIGPIPE, &ignore, &before);
+  sigpipe_was_ignored_ = before.sa_handler == SIG_IGN;
   sigaddset(&wanted, SIGCHLD);
   // Handing the terminal back from the command's group needs SIGTTOU out of the way.
   sigaddset(&wanted, SIGTTOU);

@@ -188,10 +188,14 @@ TEST_F(CliTest, EnvironmentNamesTheLockAndItsToken) {
 // the command starts with SIGPIPE at its default, whatever a client library did to dlock's.
 TEST_F(CliTest, AClosedStderrDoesNotEndTheRunAndTheCommandGetsSigpipeBack) {
   const std::string out = dir_.file("sigign");
+  const std::string closed = dir_.file("reader-closed");
+  // The reader closes its end of the pipe, then lets dlock start through a FIFO.
   const Finished f = run({"bash", "-c",
-                          "(sleep 1; exec " + dlock_cli() + " --backend file://" + dir_.path() +
+                          "mkfifo " + closed + " && (read < " + closed + "; exec " + dlock_cli() +
+                              " --backend file://" + dir_.path() +
                               " run -v /pipe -c 'grep ^SigIgn: /proc/$$/status > " + out +
-                              "') 2>&1 >/dev/null | true; echo ${PIPESTATUS[0]}"});
+                              "') 2>&1 >/dev/null | " + "{ exec 0<&-; echo > " + closed +
+                              "; }; echo ${PIPESTATUS[0]}"});
   EXPECT_EQ("0\n", f.out) << f.err;
   const std::string ignored = read_file(out);  // "SigIgn:\t<hex mask>\n"; SIGPIPE is bit 13
   ASSERT_TRUE(ignored.starts_with("SigIgn:")) << ignored;

@@ -16,6 +16,10 @@ TEST(ErrorTest, TheContextKeepsAColonThatIsNotTheCodesMessage) {
             Error(errc::invalid_argument, "ttl '0': must be positive").context());
 }
 
+TEST(ErrorTest, AnErrorMadeWithNoContextHasNone) {
+  EXPECT_EQ("", Error(errc::cancelled, "").context());
+}
+
 TEST(ErrorTest, AnErrorOfAnotherCategoryKeepsItsContextToo) {
   const Error error(std::make_error_code(std::errc::connection_refused), "connect to 127.0.0.1:1");
   EXPECT_EQ("connect to 127.0.0.1:1", error.context());

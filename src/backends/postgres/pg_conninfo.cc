@@ -30,10 +30,10 @@ std::optional<std::string> Conninfo::given(std::string_view keyword) const {
 }
 
 std::optional<std::string> Conninfo::value(std::string_view keyword) const {
-  if (auto value = given(keyword)) return value;
   const PQconninfoOption* option = find(keyword);
-  if (option == nullptr || option->envvar == nullptr) return std::nullopt;
-  const char* variable = std::getenv(option->envvar);
+  if (option == nullptr) return std::nullopt;
+  if (option->val != nullptr) return option->val;
+  const char* variable = option->envvar != nullptr ? std::getenv(option->envvar) : nullptr;
   if (variable == nullptr) return std::nullopt;
   return variable;
 }
