@@ -77,7 +77,8 @@ class DLOCK_EXPORT MultiLock : public detail::TimedLock<MultiLock> {
                              std::stop_token stop = {});
   // As BasicLock::async_acquire(), one lock after the other. Throws as it at once for the
   // first lock; a later lock that cannot be tried (already_locked: its Lease from an earlier
-  // acquire() is unreleased) ends the attempt through `done`.
+  // acquire() is unreleased) ends the attempt through `done`. When `done` runs, the attempt
+  // keeps nothing of the set: `done` may destroy the MultiLock.
   using AcquireCallback = std::function<void(std::error_code, std::vector<Lease>)>;
   void async_acquire(AcquireCallback done, Clock::time_point deadline = Clock::time_point::max(),
                      std::stop_token stop = {});

@@ -2,6 +2,7 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 
 #include <dlock/error.h>
@@ -228,10 +229,21 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
     // Starts the next lock's acquisition, or answers. The first lock's refusal is thrown to
     // the caller; a later one's is the answer.
     void next(bool first) {
+      const std::optional<std::error_code> answer = start_next(first);
+      if (!answer) return;
+      if (*answer) return fail(*answer);
+      done({}, std::move(leases));
+    }
+    // Starts the next lock's acquisition; returns the answer instead once there is one. It
+    // keeps the locks only while it runs, so that next() answers holding none of them: the
+    // caller may let go of the set and its backend as soon as it hears the answer, and its
+    // backend must then end on the caller's thread, not on the library's after the caller's
+    // process has begun to exit (ThreadSanitizer, ALaterLockThatRefusesAtOnceAnswersThroughDone).
+    std::optional<std::error_code> start_next(bool first) {
       const std::shared_ptr<const Members> members = locks.lock();
-      if (!members) return fail(errc::cancelled);
-      if (first_lost(leases, *members)) return fail(errc::connection_lost);
-      if (leases.size() == members->size()) return done({}, std::move(leases));
+      if (!members) return errc::cancelled;
+      if (first_lost(leases, *members)) return errc::connection_lost;
+      if (leases.size() == members->size()) return std::error_code();
       try {
         Mutex& member = *(*members)[leases.size()];
         if (!first) refuse_past_deadline(try_once, deadline, member.path());
@@ -247,9 +259,10 @@ void MultiLock::async_acquire(AcquireCallback done, Clock::time_point deadline,
               self->next(false);
             },
             deadline, give_up.token());
+        return std::nullopt;
       } catch (const Error& e) {
         if (first) throw;
-        fail(e.code());
+        return e.code();
       }
     }
   };

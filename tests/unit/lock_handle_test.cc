@@ -356,6 +356,28 @@ TEST(MultiLockTest, ALaterLockThatRefusesAtOnceAnswersThroughDone) {
   EXPECT_TRUE(backend->told->granted[2]->was_released());  // "/a" again, given back
 }
 
+// The answer is given holding nothing of the set: a caller that lets go of the set on hearing
+// it has let go of the backend too, which then ends on the caller's thread. Had the chain kept
+// the locks until the callback returned, the backend could end on the library's own thread
+// after the caller's process had begun to exit (ThreadSanitizer: a thread left unjoined).
+TEST(MultiLockTest, TheAnswerIsGivenHoldingNothingOfTheSet) {
+  auto backend = std::make_shared<TestBackend>(Answering::grant);
+  auto both = std::make_unique<dlock::MultiLock>(backend, std::vector<std::string>{"/a", "/b"});
+  std::vector<dlock::Lease> taken = both->acquire();
+  taken[0].release();  // "/b" stays busy, so the attempt ends at it
+  std::promise<void> started;
+  std::promise<long> owners;
+  both->async_acquire([&](std::error_code, std::vector<dlock::Lease>) {
+    started.get_future().wait();  // until async_acquire() has returned on the test's thread
+    both.reset();
+    owners.set_value(backend.use_count());
+  });
+  started.set_value();
+  auto result = owners.get_future();
+  ASSERT_EQ(std::future_status::ready, result.wait_for(std::chrono::seconds(10)));
+  EXPECT_EQ(1, result.get()) << "the set's locks were still kept when the answer came";
+}
+
 std::size_t granted_count(TestBackend& backend) {
   std::lock_guard lock(backend.told->mu);
   return backend.told->granted.size();
