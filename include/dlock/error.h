@@ -17,7 +17,8 @@ namespace dlock {
 
 enum class errc {
   // The lock path is not a valid absolute path: empty, no leading '/', a trailing '/', an empty
-  // or "." / ".." component, or a character ZooKeeper refuses.
+  // or "." / ".." component, or a character ZooKeeper refuses (refused on every backend, so
+  // that a name means one lock wherever it is used).
   invalid_path = 1,
   // (ZooKeeper) The lock's node holds a child dlock cannot order in its queue: one whose
   // sequence number is negative (the server's counter passed 2^31) or cannot be parsed,

@@ -321,7 +321,11 @@ class Runner {
         acquired.message = message_of(*failure);
         break;
       }
-      if (std::string message = message_of(*failure); said.insert(message).second) {
+      // A server that went away is heard first by the wait, which names the lock, then by
+      // each connect, which does not: one refusal, said once.
+      std::string message = message_of(*failure);
+      const std::string named = options_.name + ": ";
+      if (said.insert(message.starts_with(named) ? message.substr(named.size()) : message).second) {
         acquired.news.push_back(message + (requeue_.ever_connected()
                                                ? "; connecting and queueing again"
                                                : "; connecting again"));

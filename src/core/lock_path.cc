@@ -1,5 +1,8 @@
 #include "lock_path.h"
 
+#include <cstdio>
+#include <string>
+
 #include <dlock/error.h>
 
 namespace dlock {
@@ -36,7 +39,7 @@ bool refused_by_zookeeper(long cp) {
   return cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xf8ff) || cp >= 0xfff0;
 }
 
-const char* why_invalid(std::string_view path) {
+std::string why_invalid(std::string_view path) {
   if (path.empty()) return "empty";
   if (path.front() != '/') return "must start with '/'";
   if (path.size() == 1) return "the root cannot be a lock";
@@ -45,7 +48,16 @@ const char* why_invalid(std::string_view path) {
   for (std::size_t at = 0; at < path.size();) {
     const long cp = next_code_point(path, at);
     if (cp < 0) return "is not valid UTF-8";
-    if (refused_by_zookeeper(cp)) return "contains a character ZooKeeper refuses";
+    if (refused_by_zookeeper(cp)) {
+      // Named, since it may not show; the rule holds on every backend so that a name means
+      // one lock wherever it is used.
+      char code[24];
+      std::snprintf(code, sizeof code, "U+%04lX", static_cast<unsigned long>(cp));
+      return std::string("contains ") + code +
+             ", which no lock name may hold: names are the same on every backend, and "
+             "ZooKeeper refuses control, private-use and special characters and those past "
+             "U+FFFF";
+    }
   }
   std::size_t start = 1;
   bool first = true;
@@ -59,13 +71,13 @@ const char* why_invalid(std::string_view path) {
     first = false;
     start = end + 1;
   }
-  return nullptr;
+  return {};
 }
 
 }  // namespace
 
 void check_lock_path(std::string_view path) {
-  if (const char* why = why_invalid(path)) {
+  if (const std::string why = why_invalid(path); !why.empty()) {
     throw Error(errc::invalid_path, "'" + printable(path) + "': " + why);
   }
 }

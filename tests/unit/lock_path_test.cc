@@ -5,6 +5,7 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <dlock/error.h>
@@ -85,6 +86,22 @@ INSTANTIATE_TEST_SUITE_P(
         {"PastLastCodePoint", "/a\xf4\x90\x80\x80"},
     }),
     case_name);
+
+// A refused character may not show on a terminal, and the rule is ZooKeeper's on every
+// backend: the message names the character and says why.
+TEST(CheckLockPath, NamesTheRefusedCharacterAndWhyEveryBackendRefusesIt) {
+  for (const auto& [path, code] : {std::pair<std::string, std::string>{"/a\x01", "U+0001"},
+                                   {"/a\xf0\x9f\x94\x92", "U+1F512"}}) {
+    try {
+      check_lock_path(path);
+      ADD_FAILURE() << "accepted " << code;
+    } catch (const dlock::Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("contains " + code + ", "), std::string::npos) << what;
+      EXPECT_NE(what.find("every backend"), std::string::npos) << what;
+    }
+  }
+}
 
 TEST(PathPrefixes, ListsEveryAncestorAndThePath) {
   EXPECT_EQ(path_prefixes("/a/b/c"), (std::vector<std::string>{"/a", "/a/b", "/a/b/c"}));
