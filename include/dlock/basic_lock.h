@@ -51,7 +51,8 @@ class DLOCK_EXPORT BasicLock : public detail::TimedLock<BasicLock> {
   // connection the lock needed was refused by a server at its connection limit), auth_failed,
   // permission_denied, lock_mismatch (a semaphore whose permits disagree, or a path held as
   // another kind of lock), not_supported (a kind of lock the backend does not offer: a
-  // Semaphore on redlock://, for one), backend_failure, called_from_callback (on the
+  // Semaphore on redlock://, for one), interrupted (PostgreSQL, MySQL: another session
+  // cancelled the waiting statement), backend_failure, called_from_callback (on the
   // library's own thread, whose work it would wait for forever: use async_acquire() there).
   void lock();
   // As lock(), and throws dlock::Error(cancelled) once `stop` is triggered.

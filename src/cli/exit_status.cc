@@ -22,7 +22,7 @@ int exit_status_for(std::error_code error, Phase phase) {
     case errc::not_locked:
     case errc::called_from_callback:
       return kSoftware;
-    default:  // connect_failed, session_expired, connection_lost, backend_failure, ...
+    default:  // connect_failed, session_expired, connection_lost, interrupted, backend_failure, ...
       return kUnavailable;
   }
 }

@@ -20,7 +20,7 @@ std::optional<std::chrono::milliseconds> Requeue::after(std::error_code error,
   const bool asked_again = error == errc::server_unavailable ||
                            ((ever_connected_ || server_answered_) &&
                             (error == errc::connection_lost || error == errc::session_expired ||
-                             error == errc::connect_failed));
+                             error == errc::connect_failed || error == errc::interrupted));
   if (!asked_again) return std::nullopt;
   if (!lost_at_) {
     lost_at_ = now;

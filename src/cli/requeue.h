@@ -1,7 +1,8 @@
 // When dlock run, having lost its place in the queue before it could run the command, connects
 // and queues again: its connection or session ended under the wait (a server restarted, a
-// proxy dropped the link, a dlock paused past its session), a grant came too late to be trusted,
-// or the lock was lost before the command started. Nothing ran under the lock, so asking again
+// proxy dropped the link, a dlock paused past its session), an administrator or a long-query
+// killer cancelled the waiting statement, a grant came too late to be trusted, or the lock was
+// lost before the command started. Nothing ran under the lock, so asking again
 // is safe; the new place is at the end of the queue. A server that takes no more connections
 // for now (its connection limit reached, starting up) is asked again as well, even the first
 // time: it is there, and a wait of -w is meant to outlast it.
@@ -41,13 +42,13 @@ class Requeue {
   void connected(Clock::time_point now);
 
   // How long to pause before connecting and queueing again after `error`, met at `now`; nullopt
-  // when the wait ends with it. Only the ends of a connection or session are asked again
-  // (connection_lost, session_expired, and connect_failed once a first connection was made:
-  // before that, a refusal is more likely a wrong host or database than a restart), and a
-  // server that takes no more connections for now (server_unavailable: its connection limit
-  // reached, starting up), first connection or not, after which the ends of a connection are
-  // asked again as if one had been made; only within the deadline or, without one, the
-  // reconnect window.
+  // when the wait ends with it. Only the ends of a connection, session or waiting statement are
+  // asked again (connection_lost, session_expired, interrupted, and connect_failed once a
+  // first connection was made: before that, a refusal is more likely a wrong host or database
+  // than a restart), and a server that takes no more connections for now (server_unavailable:
+  // its connection limit reached, starting up), first connection or not, after which the ends
+  // of a connection are asked again as if one had been made; only within the deadline or,
+  // without one, the reconnect window.
   std::optional<std::chrono::milliseconds> after(std::error_code error, Clock::time_point now);
 
   // Whether a connection was ever made: what was lost is a place in the queue, not a first

@@ -46,6 +46,8 @@ class Category final : public std::error_category {
         return "a blocking call from a callback would wait for the library's own thread";
       case errc::server_unavailable:
         return "the server takes no more connections now";
+      case errc::interrupted:
+        return "the server cancelled the wait at another session's request";
     }
     return "unknown dlock error " + std::to_string(code);
   }

@@ -203,6 +203,14 @@ struct PgCli : Offers {
     })) << "psql never connected";
     return {url, std::move(occupant), nullptr};
   }
+  // Cancels the waiting statements of this test's database, as an administrator would; returns
+  // how many.
+  int cancel_waits() const {
+    return std::stoi(PgServer::shared().psql(
+        "SELECT count(pg_cancel_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' AND NOT "
+        "granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        database));
+  }
   std::string database;
 };
 
@@ -235,6 +243,20 @@ struct MysqlCli : Offers {
                  "'") == "2\n";
     })) << "the mariadb client never connected";
     return {with_user(url(), user, "x"), std::move(occupant), nullptr};
+  }
+  // Kills the waiting GET_LOCKs of this test's database, as an administrator would; returns how
+  // many.
+  int cancel_waits() const {
+    std::istringstream ids(MysqlServer::shared().sql(
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '" + database +
+        "' AND INFO LIKE '%GET_LOCK%' AND INFO NOT LIKE '%PROCESSLIST%'"));
+    int killed = 0;
+    for (std::string id; std::getline(ids, id);) {
+      if (id.empty()) continue;
+      MysqlServer::shared().sql("KILL QUERY " + id);
+      ++killed;
+    }
+    return killed;
   }
   std::string database;
 };
@@ -611,6 +633,27 @@ TYPED_TEST(CliBackendsTest, AWaiterWhoseServerRestartsQueuesAgainAndRunsItsComma
       if (line.starts_with("dlock: /restarted: ")) line.erase(7, 12);
       EXPECT_TRUE(said.insert(line).second) << "said twice: " << line << "\n" << f.err;
     }
+  }
+}
+
+// An administrator or a long-query killer that cancels a waiting dlock's statement ends its
+// place in the queue, not its wait: dlock says so, queues again, and runs its command once the
+// holder is gone. It used to exit 69. On the SQL servers, whose waits are statements.
+TYPED_TEST(CliBackendsTest, AWaitCancelledByAnAdministratorQueuesAgain) {
+  if constexpr (!requires(const TypeParam& b) { b.cancel_waits(); }) {
+    GTEST_SKIP() << "no waiting statement to cancel on this backend";
+  } else {
+    auto holder = this->hold("/cancelled");
+    Process waiter(this->dlock({"run", "-w", "60s", "/cancelled", "--", "true"}));
+    this->wait_until_queued("/cancelled");
+    ASSERT_TRUE(eventually([&] { return this->backend_.cancel_waits() > 0; }));
+    ASSERT_TRUE(eventually([&] {
+      return waiter.err_so_far().find("queueing again") != std::string::npos;
+    })) << waiter.err_so_far();
+    EXPECT_TRUE(waiter.running()) << waiter.err_so_far();
+    stop_holder(holder);
+    const Finished f = waiter.wait(30s);
+    EXPECT_EQ(0, f.status) << f.err;
   }
 }
 

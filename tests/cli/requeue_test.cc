@@ -21,6 +21,7 @@ TEST(Requeue, TheEndOfAConnectionOrSessionQueuesAgainAtOnceThenAfterGrowingPause
   EXPECT_EQ(milliseconds(0), requeue.after(kLost, kStart));
   EXPECT_EQ(milliseconds(100), requeue.after(make_error_code(errc::session_expired), kStart));
   EXPECT_EQ(milliseconds(200), requeue.after(kRefused, kStart));
+  EXPECT_EQ(milliseconds(400), requeue.after(make_error_code(errc::interrupted), kStart));
   for (int i = 0; i < 10; ++i) requeue.after(kLost, kStart);
   EXPECT_EQ(Requeue::kLongestPause, requeue.after(kLost, kStart));
 }

@@ -368,6 +368,34 @@ TEST_F(MysqlTest, CancellingAWaiterKillsItsQuery) {
   EXPECT_TRUE(mutex.try_lock());
 }
 
+// Another session's KILL QUERY of a waiting GET_LOCK (an administrator, a long-query killer)
+// ends the wait with interrupted in the server's words: not backend_failure, so that dlock
+// run queues again within its -w. Nothing is left waiting, and the handle waits again after it.
+TEST_F(MysqlTest, AWaitKilledByAnotherSessionIsInterrupted) {
+  auto backend = open();
+  MariadbSession client(database_);
+  ASSERT_EQ(client.ask("SELECT GET_LOCK('/killed', 0)"), "1");
+  Mutex mutex(backend, "/killed");
+  auto waiting = std::async(std::launch::async, [&] { mutex.lock(); });
+  ASSERT_TRUE(eventually([&] { return waiting_in_get_lock() == 1; }));
+  server().sql("KILL QUERY " +
+               server().sql("SELECT ID FROM information_schema.PROCESSLIST WHERE "
+                            "DB = '" +
+                            database_ +
+                            "' AND INFO LIKE 'INSERT INTO dlock_contenders%GET_LOCK%'"));
+  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
+  try {
+    waiting.get();
+    ADD_FAILURE() << "a killed wait returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::interrupted) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1317"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(eventually([&] { return waiting_in_get_lock() == 0; }));
+  ASSERT_EQ(client.ask("SELECT RELEASE_LOCK('/killed')"), "1");
+  EXPECT_TRUE(mutex.try_lock_for(5s));
+}
+
 // A cancelled wait has its answer at once, also from a server that stopped answering: the kill
 // of its GET_LOCK and the close of its connection run in the background, and end the GET_LOCK
 // once the server answers again. The answer waited for the kill's effect: a SIGTERM to a

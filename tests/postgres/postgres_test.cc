@@ -600,6 +600,35 @@ TEST_F(PostgresTest, AnEndedWaitLeavesNothingQueuedOrHeld) {
   EXPECT_TRUE(next.try_lock());
 }
 
+// Another session's pg_cancel_backend() of a waiting acquisition (an administrator, a
+// long-query killer) ends it with interrupted in the server's words: not backend_failure, so
+// that dlock run queues again within its -w. Nothing is left queued or held, and the handle
+// waits again after it.
+TEST_F(PostgresTest, AWaitCancelledByAnotherSessionIsInterrupted) {
+  Mutex holder(open(), "/interrupted");
+  holder.lock();
+  Mutex waiter(open(), "/interrupted");
+  auto waiting = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return advisory_locks("/interrupted", false) == "1"; }));
+  EXPECT_EQ(psql("SELECT pg_cancel_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND "
+                 "NOT granted AND ((classid::bigint << 32) | objid::bigint) = " +
+                 key_sql("/interrupted")),
+            "t");
+  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
+  try {
+    waiting.get();
+    ADD_FAILURE() << "a cancelled wait returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), dlock::errc::interrupted) << e.what();
+    EXPECT_NE(std::string(e.what()).find("canceling statement due to user request"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(advisory_locks("/interrupted", false), "0");
+  holder.unlock();
+  EXPECT_TRUE(waiter.try_lock_for(5s));
+}
+
 // A waiter's connection stays with its handle's seat after a granted wait, so its next wait
 // runs the lock statement a second time there: prepared, in two messages (pg_connection.h).
 // Cancelled 0 to 5 ms into it, the wait leaves no waiter queued and nothing held. (The moment

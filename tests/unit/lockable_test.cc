@@ -127,7 +127,7 @@ TEST(Error, MapsToStandardConditions) {
 
 TEST(Error, EveryCodeHasAMessage) {
   constexpr int kFirst = static_cast<int>(dlock::errc::invalid_path);
-  constexpr int kLast = static_cast<int>(dlock::errc::server_unavailable);
+  constexpr int kLast = static_cast<int>(dlock::errc::interrupted);
   static_assert(kFirst == 1);
   for (int value = kFirst; value <= kLast; ++value) {
     const std::string message = make_error_code(static_cast<dlock::errc>(value)).message();

@@ -40,6 +40,7 @@ constexpr unsigned kTooManyConnections = 1040;      // ER_CON_COUNT_ERROR
 constexpr unsigned kServerShutdown = 1053;          // ER_SERVER_SHUTDOWN
 constexpr unsigned kTooManyUserConnections = 1203;  // ER_TOO_MANY_USER_CONNECTIONS
 constexpr unsigned kUserLimitReached = 1226;        // ER_USER_LIMIT_REACHED
+constexpr unsigned kQueryInterrupted = 1317;        // ER_QUERY_INTERRUPTED
 
 // TCP keepalive on `fd`, probing after `idle` of silence: a connection whose server's host went
 // away, or the network to it, fails within about 1.6 x `idle`, also while it waits in a query
@@ -374,6 +375,9 @@ Reply MyConnection::error_reply(std::error_code fallback) const {
   } else if ((number == kDbAccessDenied && !connecting) || number == kTableAccessDenied ||
              number == kSpecificAccessDenied) {
     code = make_error_code(errc::permission_denied);
+  } else if (number == kQueryInterrupted && !connecting) {
+    // dlock's own KILL QUERY ends its attempt before the reply comes: another session's.
+    code = make_error_code(errc::interrupted);
   }
   Reply reply = Reply::failure(
       code, "MySQL error " + std::to_string(number) + ": " + mysql_error(handle(mysql_)));

@@ -79,6 +79,9 @@ errc errc_of_sqlstate(const std::string& sqlstate) {
   if (sqlstate == "42501") return errc::permission_denied;        // insufficient_privilege
   if (sqlstate.starts_with("57P")) return errc::connection_lost;  // admin shutdown, crash
   if (sqlstate.starts_with("08")) return errc::connection_lost;   // connection exception
+  // query_canceled: statement_timeout is off on dlock's connections, and dlock's own cancels
+  // are answered before the server's reply comes, so another session cancelled it.
+  if (sqlstate == "57014") return errc::interrupted;
   return errc::backend_failure;
 }
 
