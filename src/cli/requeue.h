@@ -2,10 +2,10 @@
 // and queues again: its connection or session ended under the wait (a server restarted, a
 // proxy dropped the link, a dlock paused past its session), an administrator or a long-query
 // killer cancelled the waiting statement, a grant came too late to be trusted, or the lock was
-// lost before the command started. Nothing ran under the lock, so asking again
-// is safe; the new place is at the end of the queue. A server that takes no more connections
-// for now (its connection limit reached, starting up) is asked again as well, even the first
-// time: it is there, and a wait of -w is meant to outlast it.
+// lost before the command started. Nothing ran under the lock, so asking again is safe; the
+// new place is at the end of the queue. A server that takes no more connections for now (its
+// connection limit reached, starting up) is asked again as well, even the first time: it is
+// there, and a wait of -w is meant to outlast it.
 #ifndef DLOCK_SRC_CLI_REQUEUE_H_
 #define DLOCK_SRC_CLI_REQUEUE_H_
 
