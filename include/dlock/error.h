@@ -75,11 +75,11 @@ enum class errc {
   // was taken; the same call a little later may succeed, where connect_failed's wrong host or
   // port would not. The message carries the server's words.
   server_unavailable,
-  // (PostgreSQL, MySQL) The server ended the acquisition's waiting statement at another
-  // session's request: an administrator or a long-query killer cancelled it
-  // (pg_cancel_backend(), KILL QUERY). Nothing was taken, and what other calls hold stays
-  // held; the same call again waits again, at the end of the queue. The message carries the
-  // server's words.
+  // (PostgreSQL, MySQL) Another session cancelled a statement of dlock's: an administrator or
+  // a long-query killer (pg_cancel_backend(), KILL QUERY), mostly that of a wait, which runs
+  // long. An acquisition so ended took nothing, and what other calls hold stays held; the
+  // same call again waits again, at the end of the queue. The message carries the server's
+  // words.
   interrupted,
 };
 

@@ -14,13 +14,15 @@ void Requeue::connected(Clock::time_point now) {
 
 std::optional<std::chrono::milliseconds> Requeue::after(std::error_code error,
                                                         Clock::time_point now) {
-  // A server that refused for now has shown the address right: its refusing connections next
+  // A server that refused for now, or ran a statement that another session cancelled (the
+  // first connection's setup too), has shown the address right: its refusing connections next
   // is a restart (a server shutting down, then down), not a wrong port.
-  if (error == errc::server_unavailable) server_answered_ = true;
-  const bool asked_again = error == errc::server_unavailable ||
-                           ((ever_connected_ || server_answered_) &&
-                            (error == errc::connection_lost || error == errc::session_expired ||
-                             error == errc::connect_failed || error == errc::interrupted));
+  const bool answered = error == errc::server_unavailable || error == errc::interrupted;
+  if (answered) server_answered_ = true;
+  const bool asked_again =
+      answered || ((ever_connected_ || server_answered_) &&
+                   (error == errc::connection_lost || error == errc::session_expired ||
+                    error == errc::connect_failed));
   if (!asked_again) return std::nullopt;
   if (!lost_at_) {
     lost_at_ = now;

@@ -42,13 +42,13 @@ class Requeue {
   void connected(Clock::time_point now);
 
   // How long to pause before connecting and queueing again after `error`, met at `now`; nullopt
-  // when the wait ends with it. Only the ends of a connection, session or waiting statement are
-  // asked again (connection_lost, session_expired, interrupted, and connect_failed once a
-  // first connection was made: before that, a refusal is more likely a wrong host or database
-  // than a restart), and a server that takes no more connections for now (server_unavailable:
-  // its connection limit reached, starting up), first connection or not, after which the ends
-  // of a connection are asked again as if one had been made; only within the deadline or,
-  // without one, the reconnect window.
+  // when the wait ends with it. Only the ends of a connection or session are asked again
+  // (connection_lost, session_expired, and connect_failed once a first connection was made:
+  // before that, a refusal is more likely a wrong host or database than a restart), and a
+  // server that takes no more connections for now (server_unavailable: its connection limit
+  // reached, starting up) or ran a statement another session cancelled (interrupted), first
+  // connection or not, after which the ends of a connection are asked again as if one had
+  // been made; only within the deadline or, without one, the reconnect window.
   std::optional<std::chrono::milliseconds> after(std::error_code error, Clock::time_point now);
 
   // Whether a connection was ever made: what was lost is a place in the queue, not a first

@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -319,13 +320,23 @@ class Runner {
       if (!pause) {
         acquired.error = failure->code();
         acquired.message = message_of(*failure);
+        // A wait cut short by another session too near its end to queue again was a wait for
+        // a busy lock that ran out: the server answered throughout. (-n's try, cut short,
+        // says nothing of the lock.)
+        if (acquired.error == errc::interrupted && acquired.phase == Phase::locking &&
+            deadline_ != Clock::time_point::min()) {
+          acquired.error = errc::timed_out;
+        }
         break;
       }
       // A server that went away is heard first by the wait, which names the lock, then by
-      // each connect, which does not: one refusal, said once.
+      // each connect, which does not; PostgreSQL's CONTEXT line after the first names where a
+      // cancel landed, different each time: one refusal, said once.
       std::string message = message_of(*failure);
       const std::string named = options_.name + ": ";
-      if (said.insert(message.starts_with(named) ? message.substr(named.size()) : message).second) {
+      std::string refusal = message.starts_with(named) ? message.substr(named.size()) : message;
+      refusal.erase(std::min(refusal.find('\n'), refusal.size()));
+      if (said.insert(std::move(refusal)).second) {
         acquired.news.push_back(message + (requeue_.ever_connected()
                                                ? "; connecting and queueing again"
                                                : "; connecting again"));

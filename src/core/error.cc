@@ -47,7 +47,7 @@ class Category final : public std::error_category {
       case errc::server_unavailable:
         return "the server takes no more connections now";
       case errc::interrupted:
-        return "the server cancelled the wait at another session's request";
+        return "another session cancelled the statement";
     }
     return "unknown dlock error " + std::to_string(code);
   }

@@ -88,10 +88,13 @@ std::string printable(std::string_view text, std::size_t limit) {
   while (at < text.size() && at < limit) {
     const std::size_t start = at;
     const long cp = next_code_point(text, at);
-    // Controls, and the invisible characters that reorder or hide text on a terminal
-    // (zero-width and bidirectional marks and overrides), are escaped.
-    const bool invisible = (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
-                           (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+    // Controls, and the invisible characters that reorder, break or hide text on a terminal
+    // (zero-width, bidirectional and line-breaking marks, the soft hyphen, private use,
+    // specials, tags), are escaped.
+    const bool invisible =
+        cp == 0xad || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+        (cp >= 0x2060 && cp <= 0x2069) || (cp >= 0xe000 && cp <= 0xf8ff) || cp == 0xfeff ||
+        (cp >= 0xfff0 && cp <= 0xffff) || (cp >= 0xe0000 && cp <= 0xe007f) || cp >= 0xf0000;
     if (cp >= 0 && cp > 0x1f && (cp < 0x7f || cp > 0x9f) && !invisible) {
       out.append(text.substr(start, at - start));
       continue;

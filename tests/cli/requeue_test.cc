@@ -50,6 +50,17 @@ TEST(Requeue, AServerThatTakesNoMoreConnectionsIsAskedAgainFromTheFirstConnectio
   EXPECT_EQ(std::nullopt, Requeue(Clock::time_point::min()).after(full, kStart));
 }
 
+// A statement another session cancelled shows the server there, also in the setup of the
+// first connection (found by a hostile probe: -w ended with 69 at once).
+TEST(Requeue, AStatementCancelledByAnotherSessionIsAskedAgainFromTheFirstConnection) {
+  const std::error_code cancelled = make_error_code(errc::interrupted);
+  Requeue requeue(kStart + seconds(60));
+  EXPECT_EQ(milliseconds(0), requeue.after(cancelled, kStart));
+  EXPECT_TRUE(requeue.after(kRefused, kStart));
+  EXPECT_EQ(std::nullopt, requeue.after(cancelled, kStart + seconds(60)));
+  EXPECT_EQ(std::nullopt, Requeue(Clock::time_point::min()).after(cancelled, kStart));
+}
+
 // A server that refused for now, then refuses connections (shutting down, then down), is
 // restarting: it has shown the address right.
 TEST(Requeue, AfterAServerRefusedForNowARefusedConnectionIsAskedAgain) {

@@ -629,6 +629,35 @@ TEST_F(PostgresTest, AWaitCancelledByAnotherSessionIsInterrupted) {
   EXPECT_TRUE(waiter.try_lock_for(5s));
 }
 
+// A try on the primary that fails after its pg_try_advisory_lock took the lock (here: a role
+// that may not INSERT into dlock_contenders; another session's cancel can land there too)
+// gives the lock up: a session lock outlives its statement's rollback, and the primary held it
+// unknown to all, every other client shut out until the backend closed (found by a hostile
+// probe).
+TEST_F(PostgresTest, ATryThatFailsAfterTakingTheLockGivesItUp) {
+  dlock::open(url());
+  const std::string role = "noinsert_" + std::to_string(::getpid());
+  psql("CREATE ROLE " + role + " LOGIN PASSWORD 'pw'; GRANT SELECT, UPDATE, DELETE ON ALL TABLES " +
+       "IN SCHEMA public TO " + role +
+       "; GRANT USAGE, UPDATE ON ALL SEQUENCES IN SCHEMA public TO " + role);
+  {
+    auto refused =
+        dlock::open("postgres://" + role + ":pw@127.0.0.1:" + std::to_string(server().port()) +
+                    "/" + database_);
+    Mutex mutex(refused, "/failed-try");
+    try {
+      mutex.try_lock();
+      ADD_FAILURE() << "a role without INSERT took the lock";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), dlock::errc::permission_denied) << e.what();
+    }
+    EXPECT_EQ(advisory_locks("/failed-try", true), "0") << "the failed try kept the lock";
+    Mutex other(open(), "/failed-try");
+    EXPECT_TRUE(other.try_lock());
+  }
+  psql("DROP OWNED BY " + role + "; DROP ROLE " + role);
+}
+
 // A waiter's connection stays with its handle's seat after a granted wait, so its next wait
 // runs the lock statement a second time there: prepared, in two messages (pg_connection.h).
 // Cancelled 0 to 5 ms into it, the wait leaves no waiter queued and nothing held. (The moment

@@ -130,6 +130,11 @@ TEST(Printable, EscapesControlBytesAndCutsLongText) {
   EXPECT_EQ(printable("/\xed\xa0\x80\xf4\x90\x80\x80"), "/\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80");
   EXPECT_EQ(printable(std::string(10000, 'n'), 4), "nnnn... (10000 bytes)");
   EXPECT_EQ(printable("/a\u202Eb\u200B"), "/a\\xe2\\x80\\xaeb\\xe2\\x80\\x8b");  // bidi, zero-width
+  // Line separator, soft hyphen, private use, a special, a tag (a hostile probe saw them raw);
+  // a visible character past U+FFFF passes.
+  EXPECT_EQ(printable("/\u2028\u00AD\uE000\uFFF9\U000E0001"),
+            "/\\xe2\\x80\\xa8\\xc2\\xad\\xee\\x80\\x80\\xef\\xbf\\xb9\\xf3\\xa0\\x80\\x81");
+  EXPECT_EQ(printable("/\U0001F512"), "/\U0001F512");
 }
 
 }  // namespace

@@ -121,6 +121,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     primary->query(
         core_->sql.contend, contend_params(key, entry, /*waiter=*/false, /*polling=*/false),
         [self = shared_from_this(), primary, index, key, entry, generation](Reply reply) {
+          if (reply.error && reply.error != errc::connection_lost) {
+            return self->give_up_failed_try(primary, key, *generation, failure_of(reply));
+          }
           const bool taken = !reply.error && !reply.rows.empty() && reply.rows[0][0];
           if (!taken) self->core_->unclaim(key, *generation);
           // The primary broke before this attempt could know (a reset while idle): its locks
@@ -143,6 +146,29 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
                           .seat = nullptr},
                      reply);
         });
+  }
+
+  // Ends the attempt with `failure`, that of a try on the primary that failed after its
+  // pg_try_advisory_lock may have taken the lock (another session's cancel can land there, a
+  // role without INSERT on dlock_contenders fails there): a session lock outlives its
+  // statement's rollback, and the primary would hold it unknown to all. It is given up first,
+  // under the claim, which keeps this process's other contenders off the key meanwhile; a
+  // primary where that fails too is closed, its holders told (lost()), rather than left
+  // holding a lock nobody releases.
+  void give_up_failed_try(const std::shared_ptr<PgConnection>& primary, std::int64_t key,
+                          std::uint64_t generation, Outcome failure) {
+    primary->query(shared_ ? core_->sql.unlock_shared_if_held : core_->sql.unlock_if_held,
+                   {std::to_string(key)},
+                   [self = shared_from_this(), primary, key, generation,
+                    failure = std::move(failure)](Reply reply) mutable {
+                     if (reply.error && reply.error != errc::connection_lost) {
+                       primary->close(make_error_code(errc::connection_lost),
+                                      "could not give up a lock a failed try may have taken: " +
+                                          reply.message);
+                     }
+                     self->core_->unclaim(key, generation);
+                     self->finish(std::move(failure));
+                   });
   }
 
   // Ends the attempt with lock_mismatch if `other_permits` names a kind in use; false if not.

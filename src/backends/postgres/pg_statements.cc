@@ -80,6 +80,13 @@ Statements::Statements(const std::string& schema) {
   unlock_shared = unlock_with("pg_advisory_unlock_shared", table);
   unlock_keeping_row = "SELECT pg_advisory_unlock($1::bigint)";
   unlock_shared_keeping_row = "SELECT pg_advisory_unlock_shared($1::bigint)";
+  const auto unlock_if_held_with = [](const std::string& unlock, const std::string& mode) {
+    return "SELECT " + unlock + "($1::bigint) FROM pg_locks l WHERE l.locktype = 'advisory' AND " +
+           "l.objsubid = 1 AND l.pid = pg_backend_pid() AND l.granted AND l.mode = '" + mode +
+           "' AND " + kLockKey + " = $1::bigint";
+  };
+  unlock_if_held = unlock_if_held_with("pg_advisory_unlock", "ExclusiveLock");
+  unlock_shared_if_held = unlock_if_held_with("pg_advisory_unlock_shared", "ShareLock");
   forget = "DELETE FROM " + table + " WHERE pid = pg_backend_pid() AND entry = $1::bigint";
   cancel_backend = "SELECT pg_cancel_backend($1::integer)";
   // pg_locks is read live, the table at the statement's snapshot: a dlock connection that

@@ -49,6 +49,10 @@ struct Statements {
   // token only while its lock is granted.
   std::string unlock_keeping_row;
   std::string unlock_shared_keeping_row;
+  // $1 key: gives the lock up if this session holds it, and nothing else. For a contend that
+  // failed after its try took the lock: a session lock outlives its statement's rollback.
+  std::string unlock_if_held;
+  std::string unlock_shared_if_held;
   // $1 entry.
   std::string forget;
   // $1 pid.
