@@ -208,8 +208,9 @@ struct PgCli : Offers {
   // how many.
   int cancel_waits() const {
     return std::stoi(PgServer::shared().psql(
-        "SELECT count(pg_cancel_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' AND NOT "
-        "granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        "SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_locks WHERE locktype = "
+        "'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = "
+        "current_database())",
         database));
   }
   std::string database;
@@ -672,7 +673,11 @@ TYPED_TEST(CliBackendsTest, AWaitCancelledToItsEndRunsOutAsBusy) {
     auto holder = this->hold("/cancelled-to-the-end");
     Process waiter(this->dlock({"run", "-w", "2s", "/cancelled-to-the-end", "--", "true"}));
     this->wait_until_queued("/cancelled-to-the-end");
-    while (waiter.running()) this->backend_.cancel_waits();
+    // Until -w ends the waiter; bounded, so that one that never ends fails instead of hanging.
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    while (waiter.running() && std::chrono::steady_clock::now() < give_up) {
+      this->backend_.cancel_waits();
+    }
     const Finished f = waiter.wait(10s);
     EXPECT_EQ(1, f.status) << f.err;
   }
