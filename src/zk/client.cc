@@ -62,7 +62,9 @@ Client::Client(Config config, std::shared_ptr<detail::Executor> executor, EventL
     : config_(std::move(config)),
       executor_(std::move(executor)),
       listener_(std::move(listener)),
+      session_id_(config_.resume.id),
       timeout_ms_(config_.session_timeout.count()),
+      password_(config_.resume.password),
       timer_(executor_->io_context()) {}
 
 std::shared_ptr<Client> Client::open(Config config, std::shared_ptr<detail::Executor> executor,

@@ -53,6 +53,11 @@ enum class ConnectionEvent { connected, disconnected, expired, auth_failed };
 
 class Client : public std::enable_shared_from_this<Client> {
  public:
+  // What resumes a session on another connection: ZooKeeper's session id and password.
+  struct SessionKey {
+    std::int64_t id = 0;
+    std::string password{};
+  };
   struct Config {
     std::string hosts{};   // "h1:2181,h2:2181"
     std::string chroot{};  // "" or "/app"
@@ -61,6 +66,9 @@ class Client : public std::enable_shared_from_this<Client> {
     net::TlsConfig tls{};
     // dlock's own events (a lock lost), for Options::log; may be empty.
     std::function<void(LogLevel, std::string)> report{};
+    // A session to resume, one another client gave up (its session_key()); a new session if
+    // the id is 0.
+    SessionKey resume{};
   };
   using EventListener = std::function<void(ConnectionEvent)>;
   using Completion = std::function<void(std::error_code)>;
@@ -96,6 +104,9 @@ class Client : public std::enable_shared_from_this<Client> {
   // Empty while alive; the reason it died otherwise.
   std::error_code dead_reason() const;
   std::int64_t session_id() const noexcept { return session_id_.load(); }
+  // What another client needs to resume this session; the id is 0 before the first
+  // connection. The executor's thread only.
+  SessionKey session_key() const { return {session_id_.load(), password_}; }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
   // When the newest request the server has answered was sent (the connect request for a new
   // connection): the server that answered heard from us no earlier. Replies to later requests,

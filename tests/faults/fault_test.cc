@@ -335,6 +335,22 @@ TEST_F(FaultTest, ServerGoingAwayMidWaitFailsTheWaitAndLeavesNoNode) {
   EXPECT_TRUE(waiter.try_lock_for(20s));
 }
 
+// A server that restarts revives its sessions for a whole timeout, one its client gave up while
+// the server was down included: that session's node would stand ahead of every new contender
+// as long, the lock held by nobody. The backend closes such a session once a server answers.
+TEST_F(FaultTest, ASessionGivenUpWhileTheServerWasDownIsClosedWhenItReturns) {
+  auto holder_session = connect({.session_timeout = 6000ms});
+  Mutex holder(holder_session, "/locks/x");
+  holder.lock();
+  server().stop();
+  ASSERT_TRUE(fires_within(holder.lost(), 20s));
+  server().start();
+  auto other_session = connect({.session_timeout = 6000ms});
+  Mutex other(other_session, "/locks/x");
+  // Half the time the server keeps the revived session.
+  EXPECT_TRUE(other.try_lock_for(3s)) << "the given-up session's node still stood ahead";
+}
+
 TEST_F(FaultTest, UnlockNeverWaitsForTheServer) {
   auto session = connect_via(proxy_);
   Mutex mutex(session, "/locks/x");

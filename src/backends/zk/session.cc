@@ -5,7 +5,9 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <dlock/error.h>
 #include <dlock/zk/session.h>
@@ -59,6 +61,13 @@ std::string connect_failure(const Options& options) {
          " ms (are the hosts right and the servers up?)";
 }
 
+// A session id as ZooKeeper's logs show it.
+std::string hex(std::int64_t session_id) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(session_id));
+  return text;
+}
+
 void throw_if(std::error_code ec, const std::string& what) {
   if (!ec) return;
   const std::error_code mapped = to_dlock_error(ec);
@@ -76,15 +85,18 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
 
   void close(std::error_code reason) {
     std::shared_ptr<Client> client;
+    std::vector<std::shared_ptr<Client>> closers;
     {
       std::lock_guard lock(mu_);
       if (closed_) return;
       closed_ = true;
       client = std::move(client_);
+      closers.swap(closers_);
       cancel_timers_locked();
       set_state_locked(SessionState::closed);
     }
     if (client) client->close(reason);
+    for (const auto& closer : closers) closer->close(reason);
   }
 
   net::TlsConfig tls_config() const {
@@ -237,8 +249,61 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     report(LogLevel::error, "no ZooKeeper server answered in time: session " + session_hex() +
                                 " given up, its locks are lost (before the server can expire "
                                 "it); opening a new session");
+    close_given_up_locked();
     retire_locked(make_error_code(errc::connection_lost), SessionState::lost);
     open_client_locked();
+  }
+
+  // A session given up because no server answered may still live on the server: a server
+  // that restarts revives its sessions for a whole timeout, and the given-up session's nodes
+  // would stand that long ahead of the new session's, its own lock held by nobody. A client of
+  // its own resumes the session as soon as a server answers, and closes it: the server then
+  // deletes its nodes at once. It tries for as long as the backend is open. On the executor's
+  // thread (the session's password belongs to the client's loop).
+  void close_given_up_locked() {
+    Client::SessionKey key = client_->session_key();
+    const std::int64_t id = key.id;
+    if (id == 0) return;
+    std::weak_ptr<Impl> weak = weak_from_this();
+    try {
+      closers_.push_back(Client::open({.hosts = options_.hosts,
+                                       .chroot = options_.chroot,
+                                       .session_timeout = options_.session_timeout,
+                                       .digest_auth = options_.digest_auth,
+                                       .tls = tls_config(),
+                                       .resume = std::move(key)},
+                                      executor_,
+                                      [weak, executor = executor_, id](ConnectionEvent event) {
+                                        if (event == ConnectionEvent::disconnected)
+                                          return;  // it tries the next server
+                                        executor->post([weak, id, event] {
+                                          if (auto self = weak.lock())
+                                            self->on_closer_event(id, event);
+                                        });
+                                      }));
+    } catch (const Error& e) {
+      // The hosts resolved a moment ago: the new session meets the same failure, and says so.
+      report(LogLevel::warn, "session " + hex(id) + " cannot be closed: " + e.what());
+    }
+  }
+
+  // The given-up session `id` was resumed (closeSession goes now), or the server no longer
+  // knows it: either way its closer's work is done.
+  void on_closer_event(std::int64_t id, ConnectionEvent event) {
+    std::shared_ptr<Client> closer;
+    {
+      std::lock_guard lock(mu_);
+      const auto it = std::find_if(closers_.begin(), closers_.end(),
+                                   [id](const auto& client) { return client->session_id() == id; });
+      if (it == closers_.end()) return;
+      closer = std::move(*it);
+      closers_.erase(it);
+    }
+    if (event == ConnectionEvent::connected) {
+      report(LogLevel::info, "closing session " + hex(id) +
+                                 ", given up earlier: a server had kept it, and its nodes");
+    }
+    closer->close(make_error_code(errc::session_closed));  // returns at once on the executor
   }
 
   // Gives the current client up: its waiters and holders learn `reason` now, and the handle is
@@ -266,12 +331,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
   }
 
   // REQUIRES: client_ set.
-  std::string session_hex() const {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx",
-                  static_cast<unsigned long long>(client_->session_id()));
-    return text;
-  }
+  std::string session_hex() const { return hex(client_->session_id()); }
 
   void cancel_timers_locked() {
     if (loss_timer_) executor_->cancel(*loss_timer_);
@@ -381,6 +441,8 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
 
   mutable std::mutex mu_;
   std::shared_ptr<Client> client_;
+  // Clients closing sessions given up earlier (close_given_up_locked()).
+  std::vector<std::shared_ptr<Client>> closers_;
   std::uint64_t generation_ = 0;
   bool closed_ = false;
   SessionState state_ = SessionState::connecting;
