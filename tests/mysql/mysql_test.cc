@@ -675,6 +675,31 @@ TEST_F(MysqlTest, StatusNamesHoldersWaitersAndOtherPrograms) {
   EXPECT_EQ(foreign.holders[0].node, client.ask("SELECT CONNECTION_ID()"));
 }
 
+// A status() or list() out of time returns while its statement is still to be made on the
+// library's thread, and then made of the caller's strings, freed by then (AddressSanitizer:
+// a use after free). What the statement is made of is its own.
+TEST_F(MysqlTest, AStatusOrListOutOfTimeLeavesItsStatementWhole) {
+  auto backend = open();
+  Mutex holder(backend, "/late/held");
+  holder.lock();
+  for (int i = 0; i < 20; ++i) {
+    const std::string path = "/late/" + std::to_string(i) + std::string(200, 'x');
+    for (const bool listing : {false, true}) {
+      try {
+        if (listing) {
+          backend->list(path, Clock::now());
+        } else {
+          backend->status(path, Clock::now());
+        }
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), errc::timed_out) << e.what();
+      }
+    }
+  }
+  EXPECT_EQ(backend->status("/late/held").holders.size(), 1u);
+  EXPECT_EQ(backend->list("/late"), std::vector<std::string>{"/late/held"});
+}
+
 TEST_F(MysqlTest, ASemaphoreAdmitsItsPermits) {
   auto backend = open();
   Semaphore a(backend, "/pool", 2), b(backend, "/pool", 2), c(backend, "/pool", 2);

@@ -22,6 +22,7 @@
 #include "eventually.h"
 #include "fault_proxy.h"
 #include "redis_server.h"
+#include "shell.h"
 #include "threads.h"
 
 namespace dlock::test {
@@ -809,6 +810,16 @@ TEST_F(RedisBackendTest, ASemaphoreAdmitsItsPermitsAndRefusesOtherCounts) {
 
 // A path that names another lock's bookkeeping key is refused: "/y:dlock:kind" held as a lock
 // would be overwritten by "/y" recording its kind, and would lose its lease to it.
+// A handle with static storage, held as its program returns from main, gives its lock back as
+// the process exits. Its release used to make its script then: after OpenSSL, whose SHA-1 it
+// needs, had cleaned up at exit (SIGSEGV), or after a script made earlier was destroyed.
+TEST_F(RedisBackendTest, AHandleWithStaticStorageGivesItsLockBackAtExit) {
+  const std::string url = server().url() + "/" + std::to_string(db_) + "?ttl=60s";
+  EXPECT_NO_THROW(run_command(shell_quote(STATIC_HOLDER) + " " + shell_quote(url) + " /static"));
+  Mutex mutex(open(), "/static");
+  EXPECT_TRUE(mutex.try_lock()) << "the holder's key outlived it";
+}
+
 TEST_F(RedisBackendTest, APathNamingDlocksOwnKeysIsRefused) {
   auto backend = open();
   for (const char* path : {"/y:dlock:kind", "/y:dlock:queue", "/a/b:dlock:holder/c"}) {

@@ -47,8 +47,9 @@ Reply query_control(Backend::Impl& core, std::function<std::string(const MyConne
                     Clock::time_point deadline, std::stop_token stop = {}) {
   auto reply = std::make_shared<std::promise<Reply>>();
   std::future<Reply> future = reply->get_future();
-  core.executor->post([&core, make_sql, reply] {
-    core.with_control([make_sql, reply](std::shared_ptr<MyConnection> control, Reply failed) {
+  // Owned, not referred to: the caller may have given up at its deadline when this runs.
+  core.executor->post([core = core.shared_from_this(), make_sql, reply] {
+    core->with_control([make_sql, reply](std::shared_ptr<MyConnection> control, Reply failed) {
       if (!control) return reply->set_value(std::move(failed));
       control->query(make_sql(*control),
                      [reply](Reply done) { reply->set_value(std::move(done)); });
@@ -181,7 +182,7 @@ LockStatus Backend::read_status(std::string_view path, Clock::time_point deadlin
   const std::string target(path);
   const Reply reply = query_control(
       *impl_,
-      [&target](const MyConnection& c) {
+      [target](const MyConnection& c) {
         const std::string quoted = c.quote(target);
         return mysql_backend::status(quoted, mysql_backend::lock_name(target, quoted));
       },
@@ -202,7 +203,7 @@ std::vector<std::string> Backend::read_list(std::string_view prefix, Clock::time
   if (impl_->row) return impl_->row->list(prefix, deadline);
   const std::string under(prefix == "/" ? std::string_view() : prefix);
   const Reply reply = query_control(
-      *impl_, [&under](const MyConnection& c) { return mysql_backend::list(c.quote(under)); },
+      *impl_, [under](const MyConnection& c) { return mysql_backend::list(c.quote(under)); },
       deadline);
   std::vector<std::string> paths;
   for (const auto& row : reply.rows) {

@@ -36,8 +36,9 @@ Reply query_primary(Backend::Impl& core, const std::string& sql,
                     std::stop_token stop = {}) {
   auto reply = std::make_shared<std::promise<Reply>>();
   std::future<Reply> future = reply->get_future();
-  core.executor->post([&core, sql, params = std::move(params), reply] {
-    core.with_primary([sql, params, reply](std::shared_ptr<PgConnection> primary, Reply failed) {
+  // Owned, not referred to: the caller may have given up at its deadline when this runs.
+  core.executor->post([core = core.shared_from_this(), sql, params = std::move(params), reply] {
+    core->with_primary([sql, params, reply](std::shared_ptr<PgConnection> primary, Reply failed) {
       if (!primary) return reply->set_value(std::move(failed));
       primary->query(sql, params, [reply](Reply done) { reply->set_value(std::move(done)); });
     });

@@ -450,25 +450,34 @@ LockKeys::LockKeys(std::string_view path) {
       base + ":dlock:data", base + std::string(kKindSuffix), "dlock:fence"});
 }
 
-const Script& acquire_script() {
-  static const Script script = make_script(kAcquire, /*may_run_late=*/false);
-  return script;
+namespace {
+
+struct Scripts {
+  Script acquire, renew, release, status;
+};
+
+// Made once and never destroyed: a lock handle with static storage is destroyed at exit, maybe
+// after a static here would be, and its release runs a script. Made before main too, below:
+// made at exit, by that release, the SHA-1 would need OpenSSL after its own exit handler
+// cleaned it up.
+const Scripts& scripts() {
+  static const Scripts* const made = new Scripts{
+      make_script(kAcquire, /*may_run_late=*/false), make_script(kRenew, /*may_run_late=*/true),
+      make_script(kRelease, /*may_run_late=*/true), make_script(kStatus, /*may_run_late=*/true)};
+  return *made;
 }
 
-const Script& renew_script() {
-  static const Script script = make_script(kRenew, /*may_run_late=*/true);
-  return script;
-}
+[[maybe_unused]] const Scripts& made_before_main = scripts();
 
-const Script& release_script() {
-  static const Script script = make_script(kRelease, /*may_run_late=*/true);
-  return script;
-}
+}  // namespace
 
-const Script& status_script() {
-  static const Script script = make_script(kStatus, /*may_run_late=*/true);
-  return script;
-}
+const Script& acquire_script() { return scripts().acquire; }
+
+const Script& renew_script() { return scripts().renew; }
+
+const Script& release_script() { return scripts().release; }
+
+const Script& status_script() { return scripts().status; }
 
 Command script_command(const Script& script, bool by_sha, const std::vector<std::string>& keys,
                        const std::vector<std::string>& args) {
