@@ -238,17 +238,11 @@ std::string Client::client_path(std::string path) const {
 
 void Client::submit(std::string frame, ReplyHandler on_reply, Joining joining) {
   std::error_code dead;
-  bool post_flush = false;
+  bool flush_now = false;
   {
     std::lock_guard lock(mu_);
     dead = dead_;
-    if (!dead) {
-      const std::int32_t xid = std::exchange(next_xid_, proto::xid_after(next_xid_));
-      proto::set_xid(frame, xid);
-      outbox_.push_back({xid, std::move(frame), std::move(on_reply), joining});
-      post_flush = !flush_posted_;
-      flush_posted_ = true;
-    }
+    if (!dead) flush_now = enqueue_locked(std::move(frame), std::move(on_reply), joining);
   }
   if (dead) {
     executor_->post([on_reply = std::move(on_reply), dead] {
@@ -257,8 +251,26 @@ void Client::submit(std::string frame, ReplyHandler on_reply, Joining joining) {
     });
     return;
   }
-  if (post_flush) {
-    asio::post(executor_->io_context(), [self = shared_from_this()] { self->flush(); });
+  if (flush_now) post_flush();
+}
+
+bool Client::enqueue_locked(std::string frame, ReplyHandler on_reply, Joining joining) {
+  const std::int32_t xid = std::exchange(next_xid_, proto::xid_after(next_xid_));
+  proto::set_xid(frame, xid);
+  outbox_.push_back({xid, std::move(frame), std::move(on_reply), joining});
+  return !std::exchange(flush_posted_, true);
+}
+
+void Client::post_flush() {
+  asio::post(executor_->io_context(), [self = shared_from_this()] { self->flush(); });
+}
+
+void Client::remove_server_watch_locked(const std::string& path) {
+  // The reply (ok, or "no watcher" if it fired meanwhile) says nothing we need.
+  if (enqueue_locked(
+          proto::remove_watches_request(server_path(path), proto::kDataWatcher),
+          [](std::error_code, jute::Reader&) { return true; }, Joining::alone)) {
+    post_flush();
   }
 }
 
@@ -444,20 +456,17 @@ Client::Watches::iterator Client::find_watcher(std::string_view path, std::uint6
 }
 
 void Client::arm_watch(const std::string& path, std::uint64_t id) {
-  {
-    std::lock_guard lock(mu_);
-    auto watcher = find_watcher(path, id);
-    if (watcher != watches_.end()) {
-      watcher->armed = true;
-      return;
-    }
-    // Other watchers of ours may still want the server's watch.
-    if (watches_.contains(path) || dead_) return;
+  std::lock_guard lock(mu_);
+  auto watcher = find_watcher(path, id);
+  if (watcher != watches_.end()) {
+    watcher->armed = true;
+    return;
   }
+  // Other watchers of ours may still want the server's watch.
+  if (watches_.contains(path) || dead_) return;
   // The watcher was removed while its getData was in flight, and no other wants the path:
   // drop the watch the server just set.
-  submit(proto::remove_watches_request(server_path(path), proto::kDataWatcher),
-         [](std::error_code, jute::Reader&) { return true; });
+  remove_server_watch_locked(path);
 }
 
 void Client::drop_watch(const std::string& path, std::uint64_t id) {
@@ -467,22 +476,18 @@ void Client::drop_watch(const std::string& path, std::uint64_t id) {
 }
 
 void Client::remove_watch(const std::string& path, std::uint64_t id) {
-  {
-    std::lock_guard lock(mu_);
-    auto watcher = find_watcher(path, id);
-    if (watcher == watches_.end()) return;  // fired or never set
-    const bool armed = watcher->armed;
-    watches_.erase(watcher);
-    // Another watcher of ours still needs the server's watch.
-    if (watches_.contains(path)) return;
-    // Not armed: its getData is in flight, and arm_watch() removes what it sets.
-    if (!armed || dead_) return;
-  }
+  std::lock_guard lock(mu_);
+  auto watcher = find_watcher(path, id);
+  if (watcher == watches_.end()) return;  // fired or never set
+  const bool armed = watcher->armed;
+  watches_.erase(watcher);
+  // Another watcher of ours still needs the server's watch.
+  if (watches_.contains(path)) return;
+  // Not armed: its getData is in flight, and arm_watch() removes what it sets.
+  if (!armed || dead_) return;
   // ZooKeeper's removeWatches for data watches: the server drops its watch, so deleting the
-  // node then sends us no notification. The reply (ok, or "no watcher" if it fired meanwhile)
-  // says nothing we need.
-  submit(proto::remove_watches_request(server_path(path), proto::kDataWatcher),
-         [](std::error_code, jute::Reader&) { return true; });
+  // node then sends us no notification.
+  remove_server_watch_locked(path);
 }
 
 void Client::remove_in_background(const std::string& path, bool may_be_gone) {

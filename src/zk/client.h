@@ -241,6 +241,15 @@ class Client : public std::enable_shared_from_this<Client> {
 
   // Any thread.
   void submit(std::string frame, ReplyHandler on_reply, Joining joining = Joining::alone);
+  // submit() for a client alive, under mu_: requests are written in the order they are queued
+  // here. Returns whether the caller must post_flush().
+  bool enqueue_locked(std::string frame, ReplyHandler on_reply, Joining joining);
+  void post_flush();
+  // Queues removeWatches for `path`, under mu_, in the same hold of it that found no watcher
+  // of ours wanting the server's watch: queued after that hold, it could follow a getData
+  // that a new watcher of the path queued meanwhile, and drop the watch that one set, which
+  // would then never fire (a waiter that never hears its turn).
+  void remove_server_watch_locked(const std::string& path);
   void die(std::error_code reason);
   std::string server_path(const std::string& path) const;
   std::string client_path(std::string path) const;

@@ -787,6 +787,26 @@ TEST_F(PostgresTest, AServerThatDoesNotAnswerFailsWithinTheConnectTimeout) {
   }
 }
 
+// The tables of mode=table made too slowly for the connect timeout: a failure to connect, as
+// open() promises, not timed_out's "deadline passed before the lock was acquired".
+TEST_F(PostgresTest, AModesTablesNotMadeWithinTheConnectTimeoutFailTheConnection) {
+  // Another session's table of the same name, not yet committed, holds up dlock's.
+  const std::string table = "BEGIN; CREATE TABLE dlock_table_locks (x int);";
+  auto other =
+      std::async(std::launch::async, [&] { psql(table + " SELECT pg_sleep(3); ROLLBACK"); });
+  ASSERT_TRUE(eventually([&] {
+    return psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '" + table +
+                "%' AND wait_event = 'PgSleep'") == "1";
+  }));
+  try {
+    dlock::open(url() + "?mode=table", {.connect_timeout = 1s});
+    ADD_FAILURE() << "opened with the table held up";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::connect_failed) << e.what();
+  }
+  other.get();
+}
+
 TEST_F(PostgresTest, TokensGrowAcrossClientsAndLocks) {
   std::uint64_t last = 0;
   for (const char* path : {"/t/a", "/t/b", "/t/a"}) {

@@ -104,15 +104,6 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     sql::run_setup(impl->sql.setup, [&](const std::string& statement) {
       return sql::first_value(query_primary(*impl, statement, {}, deadline, options.stop).rows);
     });
-  } catch (const Error& e) {
-    backend->close();
-    // What open() promises for a server that does not answer in time, connected or not.
-    if (e.code() == errc::timed_out) {
-      throw Error(errc::connect_failed, "no answer from PostgreSQL within the connect timeout");
-    }
-    throw;
-  }
-  try {
     if (options.mode == Mode::table) {
       impl->table = std::make_shared<sql::TableLocks>(
           std::make_shared<postgres_backend::PgLink>(impl),
@@ -124,8 +115,13 @@ std::shared_ptr<Backend> Backend::open(Options options) {
                                                   options.connect_timeout);
       impl->row->set_up(deadline);
     }
-  } catch (const Error&) {
+  } catch (const Error& e) {
     backend->close();
+    // What open() promises for a server that does not answer in time, connected or not, the
+    // mode's tables made or not.
+    if (e.code() == errc::timed_out) {
+      throw Error(errc::connect_failed, "no answer from PostgreSQL within the connect timeout");
+    }
     throw;
   }
   return backend;
