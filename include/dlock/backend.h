@@ -72,9 +72,10 @@ class DLOCK_EXPORT Backend : public std::enable_shared_from_this<Backend> {
   virtual std::string_view scheme() const noexcept = 0;
 
   // Lists the holder and the queue of the lock at `path`, as of one read of the server.
-  // Throws dlock::Error: invalid_path, unorderable_path, timed_out (deadline), the session's
-  // errors (session_closed, connection_lost, connect_failed, server_unavailable,
-  // permission_denied), and
+  // Throws dlock::Error: invalid_path, unorderable_path, timed_out (deadline), lock_mismatch
+  // (Redis: one of dlock's keys beside the path holds another program's value; the path's own
+  // key of another type is shown as its holder), the session's errors (session_closed,
+  // connection_lost, connect_failed, server_unavailable, permission_denied), and
   // called_from_callback (on the library's own thread, whose work the call would wait for; on
   // every backend, files too, as the blocking lock calls).
   LockStatus status(std::string_view path, Clock::time_point deadline);

@@ -47,7 +47,7 @@ std::shared_ptr<Backend> open(std::string_view url, const OpenOptions& options) 
     }
   }
   throw Error(errc::invalid_argument, "unknown scheme '" + parts.scheme + "' in backend URL '" +
-                                          detail::redacted(url) + "' (known: " + built_schemes() +
+                                          detail::quoted(url) + "' (known: " + built_schemes() +
                                           ")");
 }
 

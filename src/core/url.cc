@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <dlock/error.h>
+#include <dlock/lock_path.h>
 #include <dlock/open.h>
 
 namespace dlock::detail {
@@ -19,7 +20,7 @@ Url split_scheme(std::string_view url) {
   });
   if (!valid) {
     throw Error(errc::invalid_argument,
-                "'" + redacted(url) + "' is not a backend URL (zk://host:port/chroot or file:)");
+                "'" + quoted(url) + "' is not a backend URL (zk://host:port/chroot or file:)");
   }
   std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](char c) {
     return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
@@ -148,7 +149,13 @@ void bad_url(std::string_view url, const std::string& why) {
     hint = " (in a user or password, write '/', '?', '#' and '@' as %2F, %3F, %23, %40)";
   }
   throw Error(errc::invalid_argument,
-              "backend URL '" + redacted(url) + "': " + redacted(why, url) + hint);
+              "backend URL '" + quoted(url) + "': " + quoted(why, url) + hint);
+}
+
+std::string quoted(std::string_view text, std::string_view url) {
+  // A URL with every host of an ensemble, a chroot and its options is a few hundred bytes.
+  constexpr std::size_t kShown = 1000;
+  return printable(redacted(text, url), kShown);
 }
 
 std::string redacted(std::string_view text, std::string_view url) {

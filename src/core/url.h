@@ -76,6 +76,12 @@ std::chrono::milliseconds url_connect_timeout(std::string_view url, std::string_
 std::string redacted(std::string_view text, std::string_view url);
 inline std::string redacted(std::string_view url) { return redacted(url, url); }
 
+// `text`, a message's part that may quote `url` or its pieces, as messages show it: the URL's
+// passwords hidden (redacted()), and safe to print as lock names are (printable(): a NUL cut
+// the message short, an escape sequence reached the terminal), cut after 1,000 bytes.
+std::string quoted(std::string_view text, std::string_view url);
+inline std::string quoted(std::string_view url) { return quoted(url, url); }
+
 // `text`, a part of `url`, with each "%XX" replaced by its byte. Throws as bad_url for a '%'
 // not followed by two hex digits, and for %00.
 std::string percent_decode(std::string_view url, std::string_view text);

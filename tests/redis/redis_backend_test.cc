@@ -919,22 +919,28 @@ TEST_F(RedisBackendTest, RedisPyLockIsExcludedByDlocksReaders) {
 // script wrote the kind key, without its expiry, before it failed on the key, and list()
 // then failed for the whole database on that path's status.
 TEST_F(RedisBackendTest, AKeyOfAnotherTypeOnThePathIsRefusedAndLeavesNothing) {
+  // Each of `attempts` fails with lock_mismatch, its message naming `keys`.
+  const auto expect_mismatch = [](const std::vector<std::function<void()>>& attempts,
+                                  const std::string& keys) {
+    for (const auto& attempt : attempts) {
+      try {
+        attempt();
+        ADD_FAILURE() << "took or read a lock with " << keys << " of another type";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), errc::lock_mismatch) << e.what();
+        EXPECT_NE(std::string(e.what()).find("holds a value of another type than dlock's: " + keys),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  };
   auto backend = open();
   Mutex listed(backend, "/a-lock");
   listed.lock();
   cli({"LPUSH", "/a-list", "x"});
   Mutex mutex(backend, "/a-list");
   SharedMutex reader(backend, "/a-list");
-  for (const auto& attempt : std::vector<std::function<bool()>>{
-           [&] { return mutex.try_lock(); }, [&] { return reader.try_lock_shared(); }}) {
-    try {
-      attempt();
-      ADD_FAILURE() << "took a lock whose key is a list";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), errc::lock_mismatch) << e.what();
-      EXPECT_NE(std::string(e.what()).find("another type"), std::string::npos) << e.what();
-    }
-  }
+  expect_mismatch({[&] { mutex.try_lock(); }, [&] { reader.try_lock_shared(); }}, "/a-list itself");
   EXPECT_EQ(cli({"EXISTS", "/a-list:dlock:kind"}), "0");
   // Written by an earlier dlock, or before the key became a list.
   cli({"SET", "/a-list:dlock:kind", "lock"});
@@ -943,6 +949,12 @@ TEST_F(RedisBackendTest, AKeyOfAnotherTypeOnThePathIsRefusedAndLeavesNothing) {
   EXPECT_EQ(status.holders[0].node, "(a list key)");
   const std::vector<std::string> paths = backend->list("/");
   EXPECT_NE(std::find(paths.begin(), paths.end(), "/a-lock"), paths.end());
+  // One of dlock's keys beside the path, of another program's type, fails status() too: with
+  // what it is, not Redis's words about a line of a script.
+  cli({"HSET", "/a-hash:dlock:queue", "f", "v"});
+  Mutex hashed(backend, "/a-hash");
+  expect_mismatch({[&] { hashed.lock(); }, [&] { backend->status("/a-hash"); }},
+                  "/a-hash itself or one of dlock's beside it, /a-hash:dlock:*");
 }
 
 TEST_F(RedisBackendTest, ScriptingForbiddenByAnAclIsPermissionDenied) {

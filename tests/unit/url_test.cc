@@ -246,6 +246,22 @@ TEST(BadUrl, AControlCharacterOrABlankAtAnEndIsRefused) {
   }
 }
 
+// A URL is quoted safe to print, as lock names are: a NUL cut the message short, with its
+// reason, and an escape sequence reached the terminal (found by a hostile probe).
+TEST(BadUrl, TheUrlIsQuotedSafeToPrint) {
+  for (const std::string& url :
+       {std::string("redis://127.0.0.1:6379\0x", 24), std::string("redis://127.0.0.1:6379/\x1b[2J"),
+        std::string("\x1b[2J://127.0.0.1")}) {
+    SCOPED_TRACE(printable(url));
+    const std::string message = bad_url_message(url);
+    EXPECT_EQ(message.find_first_of(std::string("\0\x1b", 2)), std::string::npos) << message;
+    EXPECT_TRUE(message.find("\\x00x") != std::string::npos ||
+                message.find("\\x1b[2J") != std::string::npos)
+        << message;
+    EXPECT_TRUE(message.ends_with("invalid argument")) << message;
+  }
+}
+
 // TLS files are read when the URL is: one that cannot be read, or a client key without its
 // certificate, is a bad URL (78), not a server to retry (69). rediss:// read its CA file only
 // when it connected, and zks:// ignored a key= without cert= (found by a hostile probe).

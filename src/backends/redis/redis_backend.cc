@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include <dlock/error.h>
 #include <dlock/lock_path.h>
 
 #include "core/holder_data.h"
@@ -39,7 +40,15 @@ RedisBackend::~RedisBackend() {
 
 LockStatus RedisBackend::read_status(std::string_view path, Clock::time_point deadline) {
   check_lock_path(path);
-  const Reply reply = client_->call(status_script(), LockKeys(path), deadline);
+  const LockKeys keys(path);
+  Reply reply;
+  try {
+    reply = client_->call(status_script(), keys, deadline);
+  } catch (const Error& e) {
+    // The lock key's own type is shown; one of dlock's keys of another type fails the script.
+    if (e.code() == errc::lock_mismatch) throw Error(errc::lock_mismatch, keys.another_type());
+    throw;
+  }
   LockStatus status{.path = std::string(path)};
   if (reply.elements.size() == 2) {
     status.holders = entries_of(reply.elements[0]);

@@ -145,8 +145,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         return finish(Outcome::failure(ec, mismatch(reply.text.substr(kMismatch.size()))));
       }
       if (ec == errc::lock_mismatch && reply.text.starts_with("WRONGTYPE")) {
-        return finish(Outcome::failure(ec, "the key " + site_->keys.all()[0] +
-                                               " holds a value of another type than a lock's"));
+        return finish(Outcome::failure(ec, site_->keys.another_type()));
       }
       // The server had forgotten the script and ran nothing: sent by its source now, while the
       // attempt goes on (what finish() sends queues behind it).

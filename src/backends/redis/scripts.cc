@@ -450,6 +450,13 @@ LockKeys::LockKeys(std::string_view path) {
       base + ":dlock:data", base + std::string(kKindSuffix), "dlock:fence"});
 }
 
+std::string LockKeys::another_type() const {
+  const std::string& path = all()[0];
+  return "a key of the lock " + printable(path) +
+         " holds a value of another type than dlock's: " + printable(path) +
+         " itself or one of dlock's beside it, " + printable(path) + ":dlock:*";
+}
+
 namespace {
 
 struct Scripts {

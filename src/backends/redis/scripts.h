@@ -33,6 +33,9 @@ class LockKeys {
   LockKeys& operator=(const LockKeys&) = default;
   // The lock key itself (the path), then dlock's bookkeeping.
   const std::vector<std::string>& all() const noexcept { return *names_; }
+  // What a script's WRONGTYPE over these keys means, which the reply does not say: one of them
+  // holds another program's value, of a type the script does not use it as.
+  std::string another_type() const;
 
  private:
   std::shared_ptr<const std::vector<std::string>> names_;
