@@ -718,6 +718,34 @@ TEST_F(MutexTest, ChildrenThatCannotBeOrderedAreRefusedAndLeaveNoNode) {
   }
 }
 
+// A lock named under another and done with leaves its directory, an empty container the
+// server removes only at its next check (every 60 s by default): no contender, it does not
+// stop the outer lock or its status. One still in use does (the hostile probe of 2026-12-03:
+// `dlock run /a/b ...`, then `dlock run /a ...` failed with 65 for up to a minute).
+TEST_F(MutexTest, ALockNamedUnderAnotherAndDoneWithLeavesItUsable) {
+  auto session = connect();
+  raw().create_persistent("/locks");
+  raw().create_persistent("/locks/p");
+  // What the client sees of a container is a persistent node; this one is never removed by
+  // the server's check while the test runs.
+  raw().create_persistent("/locks/p/done-with");
+  raw().create("/locks/p/done-with/contender");
+  raw().remove("/locks/p/done-with/contender");
+  Mutex outer(session, "/locks/p");
+  ASSERT_TRUE(outer.try_lock_for(10s));
+  EXPECT_EQ(session->status("/locks/p").holders.size(), 1u);
+  outer.unlock();
+  raw().create("/locks/p/in-use", {}, ZOO_CONTAINER);
+  raw().create("/locks/p/in-use/contender");
+  try {
+    outer.lock();
+    ADD_FAILURE() << "locked with a lock in use under it";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::unorderable_path) << e.what();
+    EXPECT_NE(std::string(e.what()).find("in-use"), std::string::npos) << e.what();
+  }
+}
+
 // kazoo's naming: kazoo's Lock and a dlock::Mutex in this mode exclude each other; a path
 // mixing both namings is refused (Curator orders kazoo's names after its own: two holders).
 TEST_F(MutexTest, KazooNamingNamesNodesAsKazooAndRefusesAMixedPath) {

@@ -16,6 +16,7 @@
 #include "backends/zk/node_naming.h"
 #include "backends/zk/zk_contender.h"
 #include "backends/zk/zk_holding.h"
+#include "backends/zk/zk_queue_store.h"
 #include "core/contender.h"
 #include "core/executor.h"
 #include "core/holder_data.h"
@@ -613,7 +614,15 @@ LockStatus Session::Impl::status_once(Client& client, const std::string& dir,
   if (children.empty()) return status;
   // One directory holds one kind of lock; its nodes' names say which.
   const zk_backend::NodeNaming& kind = zk_backend::naming_of_node(children.front());
-  engine::Listing queue = zk_backend::to_listing(children, kind);
+  using Checked = std::pair<std::optional<engine::Failure>, engine::Listing>;
+  Pending<Checked> checked;
+  zk_backend::drop_spent_directories(
+      client, dir, zk_backend::to_listing(children, kind),
+      [set = checked.setter()](std::optional<engine::Failure> failed, engine::Listing listing) {
+        set({std::move(failed), std::move(listing)});
+      });
+  auto [failed, queue] = checked.get(deadline, "reading " + dir);
+  if (failed) throw_if(failed->cause, failed->context);
   if (!queue.strangers.empty()) {
     throw Error(errc::unorderable_path, dir + "/" + queue.strangers.front().name);
   }

@@ -1,6 +1,7 @@
 #include "zk_queue_store.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include <dlock/error.h>
@@ -27,6 +28,50 @@ Failure engine_failure(std::error_code ec, std::string context) {
           .context = std::move(context)};
 }
 
+void drop_spent_directories(zk::Client& client, const std::string& dir, engine::Listing listing,
+                            std::function<void(std::optional<Failure>, engine::Listing)> done) {
+  // Every stranger: a directory's name may end as a sequence does ("/shards/17"). A path is
+  // refused after its first listing that shows another program's nodes, so that is the one
+  // listing whose strangers are read.
+  std::vector<std::string> names;
+  for (const engine::Stranger& stranger : listing.strangers) names.push_back(stranger.name);
+  if (names.empty()) return done(std::nullopt, std::move(listing));
+  // The replies come one after the other, on the client's thread.
+  struct Check {
+    engine::Listing listing;
+    std::size_t unanswered;
+    std::set<std::string> spent;
+    std::optional<Failure> failed;
+    std::function<void(std::optional<Failure>, engine::Listing)> done;
+  };
+  auto check = std::make_shared<Check>(Check{.listing = std::move(listing),
+                                             .unanswered = names.size(),
+                                             .spent = {},
+                                             .failed = std::nullopt,
+                                             .done = std::move(done)});
+  for (std::string& name : names) {
+    const std::string path = detail::child_path(dir, name);
+    client.get_data(path, [check, name = std::move(name), path](std::error_code ec, std::string,
+                                                                const zk::Stat& stat) {
+      // ZooKeeper shows a container as a persistent node (ephemeral owner 0). One that had
+      // children and has none is a directory done with; a contender of any library is
+      // ephemeral, and never has children.
+      const bool spent =
+          !ec && stat.ephemeral_owner == 0 && stat.cversion > 0 && stat.num_children == 0;
+      if (ec == zk::Code::no_node || spent) {
+        check->spent.insert(name);
+      } else if (zk::is_connection_error(ec) && !check->failed) {
+        check->failed = engine_failure(ec, "reading " + path);
+      }
+      if (--check->unanswered > 0) return;
+      std::erase_if(check->listing.strangers, [&](const engine::Stranger& stranger) {
+        return check->spent.contains(stranger.name);
+      });
+      check->done(std::move(check->failed), std::move(check->listing));
+    });
+  }
+}
+
 ZkQueueStore::ZkQueueStore(std::shared_ptr<zk::Client> client, Site site)
     : client_(std::move(client)), site_(std::move(site)) {}
 
@@ -51,14 +96,14 @@ engine::QueueStore::ObserverId ZkQueueStore::on_session_lost(std::function<void(
 }
 
 void ZkQueueStore::list(Listed done) {
-  client_->get_children(
-      site_.dir, [self = shared_from_this(), done = std::move(done)](
-                     std::error_code ec, std::vector<std::string> children, const zk::Stat&) {
-        if (ec) return done(engine_failure(ec, "listing " + self->site_.dir), {});
-        engine::Listing listing = self->listing_of(children);
-        self->guess_tail(listing);
-        done(std::nullopt, std::move(listing));
-      });
+  client_->get_children(site_.dir, [self = shared_from_this(), done = std::move(done)](
+                                       std::error_code ec, std::vector<std::string> children,
+                                       const zk::Stat&) {
+    if (ec) return done(engine_failure(ec, "listing " + self->site_.dir), {});
+    engine::Listing listing = self->listing_of(children);
+    self->guess_tail(listing);
+    drop_spent_directories(*self->client_, self->site_.dir, std::move(listing), std::move(done));
+  });
 }
 
 void ZkQueueStore::guess_tail(const engine::Listing& listing) {
@@ -223,8 +268,14 @@ void ZkQueueStore::find(const std::string& tag, std::function<void(engine::Searc
             search.entry = {.name = name,
                             .sequence = std::string(sequence_of(name)),
                             .token = static_cast<std::uint64_t>(stat.czxid)};
-            search.listing = self->listing_of(children);
-            done(std::move(search));
+            drop_spent_directories(
+                *self->client_, self->site_.dir, self->listing_of(children),
+                [search = std::move(search), done](std::optional<Failure> failed,
+                                                   engine::Listing listing) mutable {
+                  if (failed) return done(Search(Result::failed, std::move(*failed)));
+                  search.listing = std::move(listing);
+                  done(std::move(search));
+                });
           });
         });
   });

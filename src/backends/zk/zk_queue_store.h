@@ -4,7 +4,9 @@
 #define DLOCK_SRC_BACKENDS_ZK_ZK_QUEUE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/lock_path.h"
@@ -14,6 +16,17 @@
 #include "zk/client.h"
 
 namespace dlock::zk_backend {
+
+// Calls `done` with `listing`, the children of `dir`, less the strangers that are spent lock
+// directories: a lock named under this one and done with, whose empty container the server
+// removes only at its next check (every 60 s by default). Such a node is no contender; it
+// made this lock unorderable_path until then. Spent: not ephemeral, and had children but has
+// none (a foreign node that never had any, "config" say, is still a stranger). One getData per
+// stranger, pipelined, none when there is none; a lost connection is `done`'s failure, and a
+// stranger that could not be read otherwise stays one.
+void drop_spent_directories(
+    zk::Client& client, const std::string& dir, engine::Listing listing,
+    std::function<void(std::optional<engine::Failure>, engine::Listing)> done);
 
 // One lock directory on one client (session); made for one attempt.
 class ZkQueueStore : public engine::QueueStore, public std::enable_shared_from_this<ZkQueueStore> {
