@@ -104,8 +104,8 @@ class Client : public std::enable_shared_from_this<Client> {
   // Empty while alive; the reason it died otherwise.
   std::error_code dead_reason() const;
   std::int64_t session_id() const noexcept { return session_id_.load(); }
-  // What another client needs to resume this session; the id is 0 before the first
-  // connection. The executor's thread only.
+  // What another client needs to resume this session; the id is 0 for a new session not yet
+  // connected. The executor's thread only.
   SessionKey session_key() const { return {session_id_.load(), password_}; }
   std::chrono::milliseconds negotiated_timeout() const noexcept;
   // When the newest request the server has answered was sent (the connect request for a new

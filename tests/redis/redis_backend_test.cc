@@ -808,11 +808,10 @@ TEST_F(RedisBackendTest, ASemaphoreAdmitsItsPermitsAndRefusesOtherCounts) {
   EXPECT_THROW(mutex.lock(), Error);
 }
 
-// A path that names another lock's bookkeeping key is refused: "/y:dlock:kind" held as a lock
-// would be overwritten by "/y" recording its kind, and would lose its lease to it.
 // A handle with static storage, held as its program returns from main, gives its lock back as
 // the process exits. Its release used to make its script then: after OpenSSL, whose SHA-1 it
-// needs, had cleaned up at exit (SIGSEGV), or after a script made earlier was destroyed.
+// needs, had cleaned up at exit (SIGSEGV), or after a script made earlier was destroyed. The
+// handle is made after its backend, whose opening now makes the scripts.
 TEST_F(RedisBackendTest, AHandleWithStaticStorageGivesItsLockBackAtExit) {
   const std::string url = server().url() + "/" + std::to_string(db_) + "?ttl=60s";
   EXPECT_NO_THROW(run_command(shell_quote(STATIC_HOLDER) + " " + shell_quote(url) + " /static"));
@@ -820,6 +819,8 @@ TEST_F(RedisBackendTest, AHandleWithStaticStorageGivesItsLockBackAtExit) {
   EXPECT_TRUE(mutex.try_lock()) << "the holder's key outlived it";
 }
 
+// A path that names another lock's bookkeeping key is refused: "/y:dlock:kind" held as a lock
+// would be overwritten by "/y" recording its kind, and would lose its lease to it.
 TEST_F(RedisBackendTest, APathNamingDlocksOwnKeysIsRefused) {
   auto backend = open();
   for (const char* path : {"/y:dlock:kind", "/y:dlock:queue", "/a/b:dlock:holder/c"}) {

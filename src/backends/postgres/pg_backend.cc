@@ -120,7 +120,9 @@ std::shared_ptr<Backend> Backend::open(Options options) {
     // What open() promises for a server that does not answer in time, connected or not, the
     // mode's tables made or not.
     if (e.code() == errc::timed_out) {
-      throw Error(errc::connect_failed, "no answer from PostgreSQL within the connect timeout");
+      throw Error(errc::connect_failed,
+                  "PostgreSQL did not answer, or dlock's setup there did not finish, within the "
+                  "connect timeout");
     }
     throw;
   }

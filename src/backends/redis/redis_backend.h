@@ -16,7 +16,9 @@ class RedisBackend final : public dlock::Backend {
  public:
   // `scheme` is "redis" or "rediss", a literal.
   RedisBackend(std::shared_ptr<RedisClient> client, std::string_view scheme)
-      : client_(std::move(client)), scheme_(scheme) {}
+      : client_(std::move(client)), scheme_(scheme) {
+    prepare_scripts();
+  }
 
   // Waits (a second at most) for releases still on their way to the server, so that a
   // program that unlocks and ends does not leave its locks to expire.

@@ -417,7 +417,9 @@ return {holders, waiters}
 
 std::string hex_sha1(std::string_view text) {
   unsigned char digest[SHA_DIGEST_LENGTH];
-  SHA1(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  if (SHA1(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest) == nullptr) {
+    throw Error(errc::backend_failure, "OpenSSL could not compute a script's SHA-1");
+  }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
   for (unsigned char byte : digest) {
@@ -464,9 +466,7 @@ struct Scripts {
 };
 
 // Made once and never destroyed: a lock handle with static storage is destroyed at exit, maybe
-// after a static here would be, and its release runs a script. Made before main too, below:
-// made at exit, by that release, the SHA-1 would need OpenSSL after its own exit handler
-// cleaned it up.
+// after a static here would be, and its release runs a script.
 const Scripts& scripts() {
   static const Scripts* const made = new Scripts{
       make_script(kAcquire, /*may_run_late=*/false), make_script(kRenew, /*may_run_late=*/true),
@@ -474,9 +474,9 @@ const Scripts& scripts() {
   return *made;
 }
 
-[[maybe_unused]] const Scripts& made_before_main = scripts();
-
 }  // namespace
+
+void prepare_scripts() { scripts(); }
 
 const Script& acquire_script() { return scripts().acquire; }
 

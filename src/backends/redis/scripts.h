@@ -41,6 +41,12 @@ class LockKeys {
   std::shared_ptr<const std::vector<std::string>> names_;
 };
 
+// Makes the scripts, once; a backend's opening calls it. A lock handle is made after its
+// backend, so it is destroyed before the scripts and before OpenSSL's exit handler, which
+// the first SHA-1 registers: its release at exit finds both. Made at exit instead, by that
+// release, a script's SHA-1 would need OpenSSL after its cleanup.
+void prepare_scripts();
+
 // KEYS: LockKeys. ARGV: id, ttl ms, permits, holder record, "1" to queue or "0" to try once,
 // the lock's kind ("lock" or "semaphore:N"). Returns {1, token} when granted (again, with
 // the same token, to an id that holds already: its earlier reply was lost), {0, retry ms} when

@@ -235,7 +235,7 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
         report(LogLevel::error,
                "session " + session_hex() + " expired: its locks are lost; opening a new session");
         retire_locked(make_error_code(errc::session_expired), SessionState::expired);
-        open_client_locked();
+        reopen_client_locked();
         break;
       case ConnectionEvent::auth_failed:
         report(LogLevel::error, "ZooKeeper refused the credentials of session " + session_hex());
@@ -252,7 +252,19 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
                                 "it); opening a new session");
     close_given_up_locked();
     retire_locked(make_error_code(errc::connection_lost), SessionState::lost);
-    open_client_locked();
+    reopen_client_locked();
+  }
+
+  // open_client_locked() for a client given up, on the executor's thread, where an exception
+  // would end the process: hosts that no longer resolve (a DNS that went with the servers)
+  // leave no client, and the next call opens one, or says why it cannot.
+  void reopen_client_locked() {
+    try {
+      open_client_locked();
+    } catch (const std::exception& e) {
+      client_.reset();
+      report(LogLevel::error, std::string("no new session for now: ") + e.what());
+    }
   }
 
   // A session given up because no server answered may still live on the server: a server
@@ -267,10 +279,13 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     if (id == 0) return;
     std::weak_ptr<Impl> weak = weak_from_this();
     try {
+      // Room first: a closer opened and then lost to a failed push_back would keep the session
+      // alive, unfound by its events.
+      closers_.reserve(closers_.size() + 1);
+      // No credentials: closeSession needs none, and ones refused since would end the attempt.
       closers_.push_back(Client::open({.hosts = options_.hosts,
                                        .chroot = options_.chroot,
                                        .session_timeout = options_.session_timeout,
-                                       .digest_auth = options_.digest_auth,
                                        .tls = tls_config(),
                                        .resume = std::move(key)},
                                       executor_,
@@ -282,8 +297,8 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
                                             self->on_closer_event(id, event);
                                         });
                                       }));
-    } catch (const Error& e) {
-      // The hosts resolved a moment ago: the new session meets the same failure, and says so.
+    } catch (const std::exception& e) {
+      // On the executor's thread, which an exception would end; the server expires it.
       report(LogLevel::warn, "session " + hex(id) + " cannot be closed: " + e.what());
     }
   }

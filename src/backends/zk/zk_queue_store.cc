@@ -30,11 +30,14 @@ Failure engine_failure(std::error_code ec, std::string context) {
 
 void drop_spent_directories(zk::Client& client, const std::string& dir, engine::Listing listing,
                             std::function<void(std::optional<Failure>, engine::Listing)> done) {
-  // Every stranger: a directory's name may end as a sequence does ("/shards/17"). A path is
-  // refused after its first listing that shows another program's nodes, so that is the one
-  // listing whose strangers are read.
+  // Not a dlock node of another kind, which is ephemeral by its name; any other stranger, as a
+  // directory's name may end as a sequence does ("/shards/17"). A path is refused at the first
+  // listing that shows another program's node; a spent directory is read at each listing until
+  // the server removes it.
   std::vector<std::string> names;
-  for (const engine::Stranger& stranger : listing.strangers) names.push_back(stranger.name);
+  for (const engine::Stranger& stranger : listing.strangers) {
+    if (stranger.kind.empty()) names.push_back(stranger.name);
+  }
   if (names.empty()) return done(std::nullopt, std::move(listing));
   // The replies come one after the other, on the client's thread.
   struct Check {
@@ -60,7 +63,8 @@ void drop_spent_directories(zk::Client& client, const std::string& dir, engine::
           !ec && stat.ephemeral_owner == 0 && stat.cversion > 0 && stat.num_children == 0;
       if (ec == zk::Code::no_node || spent) {
         check->spent.insert(name);
-      } else if (zk::is_connection_error(ec) && !check->failed) {
+      } else if (ec && ec != zk::Code::no_auth && !check->failed) {
+        // A node our credentials may not read stays a stranger, as before it was read.
         check->failed = engine_failure(ec, "reading " + path);
       }
       if (--check->unanswered > 0) return;

@@ -22,8 +22,8 @@ namespace dlock::zk_backend {
 // removes only at its next check (every 60 s by default). Such a node is no contender; it
 // made this lock unorderable_path until then. Spent: not ephemeral, and had children but has
 // none (a foreign node that never had any, "config" say, is still a stranger). One getData per
-// stranger, pipelined, none when there is none; a lost connection is `done`'s failure, and a
-// stranger that could not be read otherwise stays one.
+// stranger, pipelined, none when there is none; a read that fails is `done`'s failure (a lost
+// connection, a session gone), except one our credentials may not make: that stranger stays.
 void drop_spent_directories(
     zk::Client& client, const std::string& dir, engine::Listing listing,
     std::function<void(std::optional<engine::Failure>, engine::Listing)> done);
