@@ -238,40 +238,31 @@ std::string Client::client_path(std::string path) const {
 
 void Client::submit(std::string frame, ReplyHandler on_reply, Joining joining) {
   std::error_code dead;
-  bool flush_now = false;
   {
     std::lock_guard lock(mu_);
     dead = dead_;
-    if (!dead) flush_now = enqueue_locked(std::move(frame), std::move(on_reply), joining);
+    if (!dead) return enqueue_locked(std::move(frame), std::move(on_reply), joining);
   }
-  if (dead) {
-    executor_->post([on_reply = std::move(on_reply), dead] {
-      jute::Reader none({});
-      on_reply(dead, none);
-    });
-    return;
-  }
-  if (flush_now) post_flush();
+  executor_->post([on_reply = std::move(on_reply), dead] {
+    jute::Reader none({});
+    on_reply(dead, none);
+  });
 }
 
-bool Client::enqueue_locked(std::string frame, ReplyHandler on_reply, Joining joining) {
+void Client::enqueue_locked(std::string frame, ReplyHandler on_reply, Joining joining) {
   const std::int32_t xid = std::exchange(next_xid_, proto::xid_after(next_xid_));
   proto::set_xid(frame, xid);
   outbox_.push_back({xid, std::move(frame), std::move(on_reply), joining});
-  return !std::exchange(flush_posted_, true);
-}
-
-void Client::post_flush() {
+  if (std::exchange(flush_posted_, true)) return;
+  // Posted, never run here: flush() takes mu_.
   asio::post(executor_->io_context(), [self = shared_from_this()] { self->flush(); });
 }
 
 void Client::remove_server_watch_locked(const std::string& path) {
   // The reply (ok, or "no watcher" if it fired meanwhile) says nothing we need.
-  if (enqueue_locked(
-          proto::remove_watches_request(server_path(path), proto::kDataWatcher),
-          [](std::error_code, jute::Reader&) { return true; }, Joining::alone)) {
-    post_flush();
-  }
+  enqueue_locked(
+      proto::remove_watches_request(server_path(path), proto::kDataWatcher),
+      [](std::error_code, jute::Reader&) { return true; }, Joining::alone);
 }
 
 void Client::create(const std::string& path, std::string_view data, CreateMode mode,

@@ -242,9 +242,8 @@ class Client : public std::enable_shared_from_this<Client> {
   // Any thread.
   void submit(std::string frame, ReplyHandler on_reply, Joining joining = Joining::alone);
   // submit() for a client alive, under mu_: requests are written in the order they are queued
-  // here. Returns whether the caller must post_flush().
-  bool enqueue_locked(std::string frame, ReplyHandler on_reply, Joining joining);
-  void post_flush();
+  // here.
+  void enqueue_locked(std::string frame, ReplyHandler on_reply, Joining joining);
   // Queues removeWatches for `path`, under mu_, in the same hold of it that found no watcher
   // of ours wanting the server's watch: queued after that hold, it could follow a getData
   // that a new watcher of the path queued meanwhile, and drop the watch that one set, which

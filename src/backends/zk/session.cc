@@ -100,6 +100,15 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     for (const auto& closer : closers) closer->close(reason);
   }
 
+  // What every client of this session's options connects with.
+  Client::Config client_config() const {
+    return {.hosts = options_.hosts,
+            .chroot = options_.chroot,
+            .session_timeout = options_.session_timeout,
+            .digest_auth = options_.digest_auth,
+            .tls = tls_config()};
+  }
+
   net::TlsConfig tls_config() const {
     return {.enabled = options_.tls,
             .ca_file = options_.tls_ca_file,
@@ -170,22 +179,16 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     std::weak_ptr<Impl> weak = weak_from_this();
     // Connection events arrive from the client's read handler: hand them to the executor as a
     // task of their own, outside the client's dispatch.
-    std::weak_ptr<Impl> reporter = weak;
-    client_ =
-        Client::open({.hosts = options_.hosts,
-                      .chroot = options_.chroot,
-                      .session_timeout = options_.session_timeout,
-                      .digest_auth = options_.digest_auth,
-                      .tls = tls_config(),
-                      .report =
-                          [reporter](LogLevel level, std::string text) {
-                            if (auto self = reporter.lock()) self->report(level, std::move(text));
-                          }},
-                     executor_, [weak, executor = executor_, generation](ConnectionEvent event) {
-                       executor->post([weak, generation, event] {
-                         if (auto self = weak.lock()) self->on_event(generation, event);
-                       });
-                     });
+    Client::Config config = client_config();
+    config.report = [weak](LogLevel level, std::string text) {
+      if (auto self = weak.lock()) self->report(level, std::move(text));
+    };
+    client_ = Client::open(std::move(config), executor_,
+                           [weak, executor = executor_, generation](ConnectionEvent event) {
+                             executor->post([weak, generation, event] {
+                               if (auto self = weak.lock()) self->on_event(generation, event);
+                             });
+                           });
     set_state_locked(SessionState::connecting);
     cancel_timers_locked();
   }
@@ -282,13 +285,11 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
       // Room first: a closer opened and then lost to a failed push_back would keep the session
       // alive, unfound by its events.
       closers_.reserve(closers_.size() + 1);
+      Client::Config config = client_config();
       // No credentials: closeSession needs none, and ones refused since would end the attempt.
-      closers_.push_back(Client::open({.hosts = options_.hosts,
-                                       .chroot = options_.chroot,
-                                       .session_timeout = options_.session_timeout,
-                                       .tls = tls_config(),
-                                       .resume = std::move(key)},
-                                      executor_,
+      config.digest_auth.clear();
+      config.resume = std::move(key);
+      closers_.push_back(Client::open(std::move(config), executor_,
                                       [weak, executor = executor_, id](ConnectionEvent event) {
                                         if (event == ConnectionEvent::disconnected)
                                           return;  // it tries the next server
@@ -375,11 +376,9 @@ class Session::Impl : public std::enable_shared_from_this<Session::Impl> {
     const std::error_code found = root.get(deadline, "reading the chroot " + options_.chroot);
     // Anything else, a chroot we may not read included, is for the lock operations to report.
     if (found != Code::no_node) return;
-    auto creator = Client::open({.hosts = options_.hosts,
-                                 .session_timeout = options_.session_timeout,
-                                 .digest_auth = options_.digest_auth,
-                                 .tls = tls_config()},
-                                executor_, [](ConnectionEvent) {});
+    Client::Config config = client_config();
+    config.chroot.clear();
+    auto creator = Client::open(std::move(config), executor_, [](ConnectionEvent) {});
     Pending<std::error_code> created;
     std::stop_callback on_stop(stop, [set = created.setter()] { set(errc::cancelled); });
     creator->when_connected(
